@@ -1,0 +1,56 @@
+"""neuraldbg: what broke in a PyTorch training run, where, and why.
+
+`import neuraldbg` stays light: the monitor (and torch) load on first use of `NeuralDbg`, so
+reading a run file with `load_run` works where torch is not installed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from causal.errors import (
+    ConfigError,
+    MonitorStateError,
+    NeuralDbgError,
+    RecordError,
+    RunFileError,
+)
+from causal.run import Event, LayerGraph, Run
+from causal.runfile import load_run
+
+if TYPE_CHECKING:
+    from neuraldbg.monitor import NeuralDbg, NeuralDbgWarning
+    from neuraldbg.schedule import Schedule, every
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "Event",
+    "LayerGraph",
+    "MonitorStateError",
+    "NeuralDbg",
+    "NeuralDbgError",
+    "NeuralDbgWarning",
+    "RecordError",
+    "Run",
+    "RunFileError",
+    "Schedule",
+    "every",
+    "load_run",
+]
+
+_LAZY = {
+    "NeuralDbg": "neuraldbg.monitor",
+    "NeuralDbgWarning": "neuraldbg.monitor",
+    "Schedule": "neuraldbg.schedule",
+    "every": "neuraldbg.schedule",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'neuraldbg' has no attribute {name!r}")

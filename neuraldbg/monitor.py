@@ -1,0 +1,260 @@
+"""The monitor: `with NeuralDbg(model) as dbg:` watches every layer and writes the run file.
+
+The stateful shell around pure pieces: statistics (`stats`), transition detection
+(`transitions`), the flight recorder (`recorder`), the layer DAG (`dag`) and the run file
+(`causal.runfile`). It owns every hook and removes them all in `finally`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import numbers
+import os
+import platform
+import uuid
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.optim.optimizer import register_optimizer_step_post_hook
+from torch.utils.hooks import RemovableHandle
+
+from causal.errors import ConfigError, MonitorStateError, RecordError, RunFileError
+from causal.run import Run
+from causal.runfile import RunWriter
+from neuraldbg.capture import StepCapture
+from neuraldbg.schedule import Schedule, resolve
+from neuraldbg.transitions import Thresholds
+from neuraldbg.units import find_units
+
+_VERSION = "0.1.0"
+DEFAULT_RUN_DIR = "neuraldbg_runs"
+
+
+class NeuralDbgWarning(UserWarning):
+    """neuraldbg hit an internal problem and stopped recording part of the run (never raised)."""
+
+
+def _default_path(model: nn.Module) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(DEFAULT_RUN_DIR) / f"{stamp}-{type(model).__name__}-{uuid.uuid4().hex[:6]}.ndbg"
+
+
+def _check_path(path: Path) -> None:
+    """Fail at construction, not mid-training, when the run file cannot be written."""
+    if path.exists():
+        raise RunFileError(f"run file {str(path)!r} already exists: pass a new path so no "
+                           "recorded run is overwritten")
+    parent = path.parent
+    probe = parent
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise RunFileError(f"cannot write the run file {str(path)!r}: {str(probe)!r} is not a "
+                           "writable directory. Pass NeuralDbg(..., path=...) in a writable place")
+
+
+class NeuralDbg:
+    """Watch a model while it trains; `dbg.run` is the recorded run, `load_run` reads it back.
+
+    threshold_vanishing / threshold_exploding: absolute limits on a layer's gradient norm
+    (a threshold relative to each layer's own baseline applies too). path: the run file
+    (default: a new file under ./neuraldbg_runs/). scaler: a GradScaler whose scale is recorded.
+    preset: "light", "standard" or "full", or a `Schedule`. The step advances by itself on each
+    optimizer step; setting `dbg.step` labels steps explicitly.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        threshold_vanishing: float = 1e-6,
+        threshold_exploding: float = 1e3,
+        path: str | os.PathLike[str] | None = None,
+        scaler: Any = None,
+        *,
+        preset: str | Schedule = "standard",
+        recorder_steps: int = 32,
+        thresholds: Thresholds | None = None,
+    ) -> None:
+        if not isinstance(model, nn.Module):
+            raise ConfigError(
+                f"NeuralDbg needs a torch.nn.Module, got {type(model).__name__}: pass the model "
+                "itself (not its parameters, output or optimizer)"
+            )
+        for name, v in (("threshold_vanishing", threshold_vanishing),
+                        ("threshold_exploding", threshold_exploding)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
+                    or v <= 0:
+                raise ConfigError(f"{name} must be a positive finite number, got {v!r}")
+        if threshold_vanishing >= threshold_exploding:
+            raise ConfigError(
+                f"threshold_vanishing ({threshold_vanishing:g}) must be below threshold_exploding "
+                f"({threshold_exploding:g}); e.g. threshold_vanishing=1e-6, threshold_exploding=1e3"
+            )
+        if scaler is not None and not hasattr(scaler, "get_scale"):
+            raise ConfigError(
+                f"scaler must be a torch.amp.GradScaler (got {type(scaler).__name__}); pass "
+                "scaler=None when not using one"
+            )
+        if isinstance(recorder_steps, bool) or not isinstance(recorder_steps, int) \
+                or recorder_steps < 1:
+            raise ConfigError(f"recorder_steps must be an int >= 1, got {recorder_steps!r}")
+        try:
+            self.thresholds = thresholds or Thresholds(
+                vanishing=float(threshold_vanishing), exploding=float(threshold_exploding)
+            )
+        except ValueError as e:
+            raise ConfigError(str(e)) from e
+        self.schedule = resolve(preset)
+        self.preset = preset if isinstance(preset, str) else "custom"
+        self.model = model
+        self.scaler = scaler
+        self.recorder_steps = recorder_steps
+        self.path = Path(path) if path is not None else _default_path(model)
+        _check_path(self.path)
+        self._step = 0
+        self._writer: RunWriter | None = None
+        self._capture: StepCapture | None = None
+        self._handles: list[RemovableHandle] = []
+        self._state = "new"
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> NeuralDbg:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        self.close(error=exc)
+
+    def start(self) -> NeuralDbg:
+        """Attach hooks and open the run file (what `with` does on entry)."""
+        if self._state != "new":
+            raise MonitorStateError("a NeuralDbg monitor can be started once: create a new one "
+                                    "for another run")
+        units = find_units(self.model)
+        self._writer = RunWriter(self.path, self._meta(units))
+        try:
+            self._capture = StepCapture(self, units, self._writer)
+            self._handles = self._capture.attach(self.model)
+            self._handles.append(register_optimizer_step_post_hook(self._capture.on_optimizer_step))
+        except BaseException:
+            self._remove_hooks()
+            self._writer.close(status="failed", error="monitor failed to attach")
+            raise
+        self._state = "running"
+        return self
+
+    def close(self, error: BaseException | None = None) -> None:
+        """Flush the last step, remove every hook and close the run file."""
+        if self._state != "running":
+            return
+        try:
+            assert self._capture is not None
+            self._capture.finish(self._step)
+        finally:
+            self._remove_hooks()
+            self._state = "closed"
+            assert self._writer is not None
+            status = "finished" if error is None else "failed"
+            msg = None if error is None else f"{type(error).__name__}: {error}"
+            self._writer.close(status=status, error=msg, last_step=self._step,
+                               ended=datetime.now(timezone.utc).isoformat())
+
+    def _remove_hooks(self) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+
+    def _meta(self, units: list[Any]) -> dict[str, Any]:
+        p = next(iter(self.model.parameters()), None)
+        return {
+            "run_id": uuid.uuid4().hex,
+            "created": datetime.now(timezone.utc).isoformat(),
+            "status": "running",
+            "neuraldbg_version": _VERSION,
+            "torch_version": torch.__version__,
+            "python_version": platform.python_version(),
+            "model_class": type(self.model).__name__,
+            "device": str(p.device) if p is not None else "cpu",
+            "param_dtype": str(p.dtype).replace("torch.", "") if p is not None else None,
+            "n_params": sum(q.numel() for q in self.model.parameters()),
+            "n_units": len(units),
+            "preset": self.preset,
+            "recorder_steps": self.recorder_steps,
+            "thresholds": dataclasses.asdict(self.thresholds),
+            "scaler": type(self.scaler).__name__ if self.scaler is not None else None,
+        }
+
+    # ------------------------------------------------------------------ the training loop API
+    @property
+    def step(self) -> int:
+        """The current step label; advances by itself after each optimizer step."""
+        return self._step
+
+    @step.setter
+    def step(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise RecordError(f"dbg.step must be an int, got {type(value).__name__} {value!r}")
+        value = int(value)
+        if self._capture is not None and self._state == "running" and value != self._step:
+            self._capture.close_step(self._step, advance=False)
+            self._capture.explicit_steps = True
+        self._step = value
+
+    def _advance(self) -> None:
+        self._step += 1
+
+    def record_loss(self, loss: Any, target: Any = None) -> None:
+        """Record the step's loss (tensor or float; no host sync) and optionally its targets."""
+        if self._state != "running" or self._capture is None:
+            raise MonitorStateError(
+                "record_loss() outside the monitor: call it inside `with NeuralDbg(model) as dbg:`"
+            )
+        if loss is None:
+            raise RecordError("record_loss(None): pass the loss tensor or loss.item()")
+        if isinstance(loss, torch.Tensor):
+            if loss.numel() != 1:
+                raise RecordError(
+                    f"record_loss() needs a scalar, got a tensor of shape {tuple(loss.shape)}: "
+                    "reduce it first (loss.mean())"
+                )
+        elif isinstance(loss, bool) or not isinstance(loss, numbers.Real):
+            raise RecordError(
+                f"record_loss() needs a number or a scalar tensor, got {type(loss).__name__}"
+            )
+        if target is not None and not isinstance(target, torch.Tensor):
+            raise RecordError(
+                f"record_loss(target=...) needs a tensor, got {type(target).__name__}"
+            )
+        self._capture.record_loss(loss, target)
+
+    @property
+    def run(self) -> Run:
+        """The run recorded so far: the same object `load_run(dbg.run.path)` returns."""
+        if self._writer is None:
+            raise MonitorStateError("the monitor has not started: use `with NeuralDbg(model) as "
+                                    "dbg:` first")
+        if self._state == "running":
+            return self._writer.read()
+        from causal.runfile import load_run
+
+        return load_run(self.path)
+
+    def _internal_error(self, where: str, e: BaseException) -> None:
+        """A bug in neuraldbg must never stop training: warn once, stop recording, keep the run."""
+        warnings.warn(
+            f"neuraldbg stopped recording after an internal error in {where}: "
+            f"{type(e).__name__}: {e}. Training continues; the run file keeps what was recorded.",
+            NeuralDbgWarning,
+            stacklevel=3,
+        )
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.set_meta(internal_error=f"{where}: {type(e).__name__}: {e}")
+        if self._capture is not None:
+            self._capture.active = False

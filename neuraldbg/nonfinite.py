@@ -1,0 +1,112 @@
+"""Hunt the first non-finite value: which layer, and was it born in the input, forward, loss or
+backward pass.
+
+Called once per non-finite episode, on the step where a value first turns inf or NaN. Forward
+origins come from the step's kept module outputs in hook order (inner modules finish first, so the
+first non-finite output is the innermost module that produced it); backward origins are the
+non-finite parameter gradients first in backward order (latest in forward order).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from causal.run import INPUT, LOSS, Direction, Event, EventKind, LayerStat, State
+from neuraldbg.gather import Gather
+from neuraldbg.stats import ACT_COLUMNS
+
+if TYPE_CHECKING:
+    from neuraldbg.capture import StepBuffer, StepCapture
+
+_NF = ACT_COLUMNS.index(LayerStat.ACT_NONFINITE)
+_NAN = ACT_COLUMNS.index("act_has_nan")
+
+
+def _event(step: int, layer: str, direction: Direction, count: float, has_nan: bool,
+           **meta: Any) -> Event:
+    meta = {k: v for k, v in meta.items() if v is not None}
+    return Event(step=step, layer_name=layer, kind=EventKind.NONFINITE_ORIGIN,
+                 from_state=State.FINITE, to_state=State.NAN if has_nan else State.INF,
+                 value=float(count), metadata={"direction": str(direction), **meta})
+
+
+def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
+    """First kept module output with a non-finite value, in hook (completion) order."""
+    if not b.stash:
+        return None
+    g = Gather()
+    for k, e in enumerate(b.stash):
+        out = e.output.detach()
+        g.add(f"o{k}", torch.stack([(~torch.isfinite(out)).sum().float(),
+                                    torch.isnan(out).any().float()]))
+        if e.first_input is not None and e.first_input.is_floating_point():
+            g.add(f"i{k}", (~torch.isfinite(e.first_input.detach())).sum().float())
+    host = g.fetch()  # the second sync of this step; only on the step a value turns non-finite
+    for k, e in enumerate(b.stash):
+        count, has_nan = host[f"o{k}"]
+        if count > 0:
+            inputs_finite = None if f"i{k}" not in host else host[f"i{k}"][0] == 0
+            unit = cap.units[e.unit] if e.unit >= 0 else None
+            return _event(step, e.name, Direction.FORWARD, count, has_nan > 0,
+                          module_type=e.module_type, inputs_finite=inputs_finite,
+                          has_params=bool(unit.params) if unit is not None else None,
+                          exact=True, modified_in_place=e.output._version != e.version)
+    return None
+
+
+def _backward_origin(cap: StepCapture, step: int, grads: list[float]) -> Event | None:
+    """The non-finite parameter gradient first in backward order (latest in forward order)."""
+    bad = [i for i in range(len(cap.units)) if not math.isfinite(grads[i])]
+    if not bad:
+        return None
+    order = cap.ran
+
+    def forward_pos(i: int) -> int:
+        return order.get(cap.names[i], -1)
+
+    i = max(bad, key=forward_pos)
+    unit = cap.units[i]
+    grads_t = [p.grad for p in unit.params if p.grad is not None and not p.grad.is_sparse]
+    has_nan = math.isnan(grads[i])
+    count = 1.0
+    if grads_t:
+        g = Gather()
+        g.add("nf", torch.stack([(~torch.isfinite(x)).sum().float() for x in grads_t]).sum())
+        g.add("nan", torch.stack([torch.isnan(x).any().float() for x in grads_t]).amax())
+        host = g.fetch()
+        count, has_nan = host["nf"][0], host["nan"][0] > 0
+    return _event(step, unit.name, Direction.BACKWARD, count, has_nan,
+                  module_type=unit.module_type, layers_nonfinite=len(bad), exact=True)
+
+
+def origin_event(cap: StepCapture, step: int, b: StepBuffer, loss: float | None,
+                 inp: list[float] | None, tgt: list[float] | None, grads: list[float] | None,
+                 act: dict[int, list[float]], scaler_skipped: bool) -> Event:
+    """The `nonfinite_origin` event for the step where the run first turned non-finite."""
+    extra = {"scaler_skipped": True} if scaler_skipped else {}
+    for label, vals in (("input", inp), ("target", tgt)):
+        if vals is not None and vals[3] > 0:
+            return _event(step, INPUT, Direction.INPUT, vals[3], vals[4] > 0, tensor=label,
+                          **extra)
+    ev = _forward_origin(cap, step, b)
+    if ev is not None:
+        return Event(ev.step, ev.layer_name, ev.kind, ev.from_state, ev.to_state, ev.value,
+                     {**ev.metadata, **extra})
+    if act:  # activations seen non-finite on a full step while outputs were not kept
+        for i in sorted(act, key=lambda i: cap.ran.get(cap.names[i], 1 << 30)):
+            if act[i][_NF] > 0:
+                return _event(step, cap.names[i], Direction.FORWARD, act[i][_NF],
+                              act[i][_NAN] > 0, module_type=cap.units[i].module_type,
+                              exact=False, **extra)
+    if loss is not None and not math.isfinite(loss):
+        return _event(step, LOSS, Direction.LOSS, 1.0, math.isnan(loss),
+                      exact=bool(b.stash), **extra)
+    if grads is not None:
+        ev = _backward_origin(cap, step, grads)
+        if ev is not None:
+            return Event(ev.step, ev.layer_name, ev.kind, ev.from_state, ev.to_state, ev.value,
+                         {**ev.metadata, **extra})
+    return _event(step, LOSS, Direction.LOSS, 1.0, True, exact=False, **extra)

@@ -1,0 +1,66 @@
+"""Cost is a setting: schedules decide which statistics run on which steps.
+
+A schedule is a `step -> bool` callable. Gradient norms, the loss, input statistics and
+finiteness run every step (they are cheap); full activation statistics and weight/update ratios
+run on a schedule, and every step for `escalate_steps` steps once the cheap signals turn abnormal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from causal.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Every:
+    """True every `n` steps, and on each of the first `first` steps (step 0 is evidence)."""
+
+    n: int
+    first: int = 0
+
+    def __post_init__(self) -> None:
+        if self.n < 1 or self.first < 0:
+            raise ConfigError(f"every(n={self.n}, first={self.first}): need n >= 1, first >= 0")
+
+    def __call__(self, step: int) -> bool:
+        return step < self.first or step % self.n == 0
+
+
+def every(n: int, first: int = 0) -> Every:
+    return Every(n, first)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Which expensive statistics run when.
+
+    activations: full per-layer activation statistics on these steps.
+    weights: weight norms and update-to-weight ratios on these steps (one weight copy each).
+    stash: keep a reference to every module output of each step so the first non-finite value
+        can be localized exactly on the step it appears (costs references, not compute).
+    escalate_steps: after an abnormal signal, full statistics on every step for this many steps.
+    """
+
+    activations: Callable[[int], bool]
+    weights: Callable[[int], bool]
+    stash: bool = True
+    escalate_steps: int = 20
+
+
+PRESETS: dict[str, Schedule] = {
+    "light": Schedule(every(200, first=1), every(200, first=1), stash=False, escalate_steps=5),
+    "standard": Schedule(every(50, first=3), every(50, first=1), stash=True, escalate_steps=20),
+    "full": Schedule(every(1), every(1), stash=True, escalate_steps=0),
+}
+
+
+def resolve(preset: str | Schedule) -> Schedule:
+    if isinstance(preset, Schedule):
+        return preset
+    if preset not in PRESETS:
+        raise ConfigError(
+            f"unknown preset {preset!r}: use one of {sorted(PRESETS)} or pass a Schedule(...)"
+        )
+    return PRESETS[preset]

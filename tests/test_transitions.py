@@ -1,0 +1,323 @@
+"""Tests of the per-layer state machines and the `TransitionDetector` (pure Python, no torch)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Iterable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from causal.run import LOSS, ActivationKind, Event, EventKind, State
+from neuraldbg.transitions import (
+    GradState,
+    LossState,
+    Thresholds,
+    TransitionDetector,
+    advance_grad,
+    advance_loss,
+)
+
+SAT, RELU, OTHER = ActivationKind.SATURATING, ActivationKind.RELU, ActivationKind.OTHER
+
+
+def grads(norms: Iterable[float], layer: str = "fc", det: TransitionDetector | None = None,
+          start: int = 0) -> tuple[TransitionDetector, list[Event]]:
+    det = det or TransitionDetector()
+    events: list[Event] = []
+    for step, n in enumerate(norms, start):
+        events += det.observe_grads(step, {layer: n})
+    return det, events
+
+
+def acts(rows: Iterable[dict[str, float | None]], kind: str,
+         det: TransitionDetector | None = None) -> tuple[TransitionDetector, list[Event]]:
+    det = det or TransitionDetector()
+    events: list[Event] = []
+    for step, row in enumerate(rows):
+        events += det.observe_activations(step, {"act": row}, {"act": kind})
+    return det, events
+
+
+def losses(values: Iterable[float]) -> tuple[TransitionDetector, list[Event]]:
+    det = TransitionDetector()
+    events: list[Event] = []
+    for step, v in enumerate(values):
+        events += det.observe_loss(step, v)
+    return det, events
+
+
+def hops(events: list[Event]) -> list[tuple[int, str, str]]:
+    return [(e.step, e.from_state, e.to_state) for e in events]
+
+
+# ------------------------------------------------------------------------------------ gradients
+
+
+def test_grad_rising_to_1e9_emits_one_exploding_event_at_the_crossing() -> None:
+    norms = [0.1 * 10 ** (k / 10) for k in range(101)]  # 0.1 -> 1e9, crosses 1e3 at k = 41
+    first = next(k for k, n in enumerate(norms) if n > 1e3)
+    det, events = grads(norms)
+    assert hops(events) == [(first, State.GRAD_HEALTHY, State.GRAD_EXPLODING)]
+    ev = events[0]
+    assert ev.kind == EventKind.GRAD and ev.layer_name == "fc"
+    assert ev.value == pytest.approx(norms[first])
+    assert ev.metadata["rule"] == "absolute" and ev.metadata["threshold"] == 1e3
+    assert det.state("fc", EventKind.GRAD) == State.GRAD_EXPLODING and det.abnormal()
+    json.dumps(ev.to_dict(), allow_nan=False)
+
+
+def test_exploding_at_first_observation() -> None:
+    _, events = grads([5e3])
+    assert hops(events) == [(0, State.GRAD_HEALTHY, State.GRAD_EXPLODING)]
+
+
+def test_relative_explosion_below_absolute_threshold_after_warmup() -> None:
+    det, events = grads([1e-4] * 20 + [1e-1] * 3)
+    assert hops(events) == [(20, State.GRAD_HEALTHY, State.GRAD_EXPLODING)]
+    assert events[0].metadata["rule"] == "relative"
+    assert events[0].metadata["baseline"] == pytest.approx(1e-4)
+    # before the warmup the relative rule does not apply
+    _, early = grads([1e-4] * 5 + [1e-1] * 3)
+    assert early == []
+
+
+def test_noisy_layer_around_threshold_does_not_flap() -> None:
+    norms = [900.0, 1100.0, 950.0, 1200.0] * 50
+    _, events = grads(norms)
+    assert 1 <= len(events) <= 2
+    assert hops(events)[0] == (1, State.GRAD_HEALTHY, State.GRAD_EXPLODING)
+
+
+def test_exit_needs_exit_patience_inside_the_hysteresis_band() -> None:
+    # 300 is below the enter threshold but above exploding / hysteresis = 250: still exploding
+    det, events = grads([1.0, 2e3, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0])
+    assert len(events) == 1 and det.state("fc", EventKind.GRAD) == State.GRAD_EXPLODING
+    det, events = grads([10.0, 10.0, 10.0], det=det, start=8)
+    assert hops(events) == [(10, State.GRAD_EXPLODING, State.GRAD_HEALTHY)]  # 3rd in-band step
+    assert events[0].metadata["rule"] == "exit" and not det.abnormal()
+    # an out-of-band observation restarts the count
+    _, events = grads([1.0, 2e3, 10.0, 10.0, 600.0, 10.0, 10.0, 10.0])
+    assert hops(events)[1] == (7, State.GRAD_EXPLODING, State.GRAD_HEALTHY)
+
+
+def test_vanishing_needs_two_observations_and_exact_zero_vanishes() -> None:
+    _, events = grads([0.5, 1e-8, 0.5, 1e-8, 0.5])
+    assert events == []
+    det, events = grads([0.5, 0.5, 0.0, 0.0, 0.0])
+    assert hops(events) == [(3, State.GRAD_HEALTHY, State.GRAD_VANISHING)]
+    assert events[0].value == 0.0 and det.abnormal()
+    _, events = grads([0.0, 0.0, 5e-6, 5e-6, 5e-6])  # exit above vanishing * 4 after 3 steps
+    assert hops(events) == [(1, State.GRAD_HEALTHY, State.GRAD_VANISHING),
+                            (4, State.GRAD_VANISHING, State.GRAD_HEALTHY)]
+
+
+def test_relative_vanishing_and_baseline_frozen_while_unhealthy() -> None:
+    s, cfg = GradState(), Thresholds()
+    for _ in range(20):
+        s, _ = advance_grad(s, 1.0, cfg)
+    base = s.log_base
+    s, tr1 = advance_grad(s, 1e-5, cfg)
+    s, tr2 = advance_grad(s, 1e-5, cfg)
+    assert tr1 is None and tr2 is not None and tr2.metadata["rule"] == "relative"
+    for _ in range(10):
+        s, _ = advance_grad(s, 1e-5, cfg)
+    assert s.log_base == base and s.regime == State.GRAD_VANISHING
+
+
+def test_nonfinite_grad_moves_only_the_finiteness_machine() -> None:
+    det, events = grads([0.5, math.inf, math.nan, 0.5])
+    assert [(e.step, e.kind, e.to_state) for e in events] == [
+        (1, EventKind.GRAD_FINITE, State.GRAD_INF),
+        (2, EventKind.GRAD_FINITE, State.GRAD_NAN),
+        (3, EventKind.GRAD_FINITE, State.GRAD_FINITE),
+    ]
+    assert det.state("fc", EventKind.GRAD) == State.GRAD_HEALTHY
+    exact = det.observe_grads(4, {"fc": math.inf}, exact={"fc": (7.0, False)})
+    assert exact[0].value == 7.0 and exact[0].to_state == State.GRAD_INF
+    assert det.observe_grad_finiteness(5, "fc", 0, False)[0].to_state == State.GRAD_FINITE
+
+
+# ---------------------------------------------------------------------------------- activations
+
+
+def test_saturation_enter_and_exit_with_patience() -> None:
+    fracs = [0.2, 0.8, 0.6, 0.4, 0.4, 0.4]
+    det, events = acts([{"act_saturated_frac": f, "act_max_abs": 1.0} for f in fracs], SAT)
+    assert hops(events) == [(1, State.ACTIVATION_HEALTHY, State.ACTIVATION_SATURATED),
+                            (5, State.ACTIVATION_SATURATED, State.ACTIVATION_HEALTHY)]
+    assert events[0].value == 0.8 and events[0].metadata["activation_kind"] == "saturating"
+    # the same fractions on a non-saturating layer mean nothing
+    _, events = acts([{"act_saturated_frac": f} for f in fracs], OTHER)
+    assert events == []
+
+
+def test_dead_relu_but_half_zeros_is_healthy() -> None:
+    _, events = acts([{"act_zero_frac": 0.5, "act_max_abs": 2.0}] * 50, RELU)
+    assert events == []
+    det, events = acts([{"act_zero_frac": z} for z in (0.5, 0.9, 0.97, 0.9)], RELU)
+    assert hops(events) == [(2, State.ACTIVATION_HEALTHY, State.ACTIVATION_DEAD)]
+    assert det.state("act", EventKind.ACTIVATION) == State.ACTIVATION_DEAD
+
+
+def test_activation_exploding_absolute_and_priority_over_saturation() -> None:
+    rows = [{"act_saturated_frac": 0.9, "act_max_abs": 1.0}, {"act_saturated_frac": 0.9,
+                                                              "act_max_abs": 2e4}]
+    _, events = acts(rows, SAT)
+    assert [e.to_state for e in events] == [State.ACTIVATION_SATURATED,
+                                            State.ACTIVATION_EXPLODING]
+
+
+def test_headroom_rule_under_fp16() -> None:
+    rows = [{"act_max_abs": 100.0, "act_headroom": 655.0}] * 3
+    rows += [{"act_max_abs": 30000.0, "act_headroom": 65504 / 30000}]  # < 4x headroom left
+    rows += [{"act_max_abs": 100.0, "act_headroom": 655.0}] * 3
+    det, events = acts(rows, OTHER)
+    assert hops(events) == [(3, State.ACTIVATION_HEALTHY, State.ACTIVATION_EXPLODING),
+                            (6, State.ACTIVATION_EXPLODING, State.ACTIVATION_HEALTHY)]
+    # fp32: no headroom statistic, the same max|a| = 3000 is fine
+    _, events = acts([{"act_max_abs": 3000.0, "act_headroom": None}] * 3, OTHER)
+    assert events == []
+
+
+def test_activation_nonfinite_skips_regime() -> None:
+    rows: list[dict[str, float | None]] = [
+        {"act_max_abs": math.inf, "act_nonfinite": 3.0},
+        {"act_max_abs": math.nan, "act_nonfinite": 5.0, "act_has_nan": 1.0},
+        {"act_max_abs": 1.0, "act_nonfinite": 0.0},
+    ]
+    det, events = acts(rows, OTHER)
+    assert [(e.kind, e.to_state, e.value) for e in events] == [
+        (EventKind.ACTIVATION_FINITE, State.ACTIVATION_INF, 3.0),
+        (EventKind.ACTIVATION_FINITE, State.ACTIVATION_NAN, 5.0),
+        (EventKind.ACTIVATION_FINITE, State.ACTIVATION_FINITE, 0.0),
+    ]
+    assert det.state("act", EventKind.ACTIVATION) == State.ACTIVATION_HEALTHY
+
+
+# ------------------------------------------------------------------------- finiteness and loss
+
+
+def test_input_and_loss_finiteness_inf_then_nan_then_finite() -> None:
+    det = TransitionDetector()
+    ev = det.observe_input(0, 0, False) + det.observe_input(1, 2, False)
+    ev += det.observe_input(2, 3, True) + det.observe_input(3, 0, False)
+    assert hops(ev) == [(1, State.INPUT_FINITE, State.INPUT_INF),
+                        (2, State.INPUT_INF, State.INPUT_NAN),
+                        (3, State.INPUT_NAN, State.INPUT_FINITE)]
+    _, ev = losses([1.0, math.inf, math.nan, 1.0])
+    assert hops(ev) == [(1, State.LOSS_FINITE, State.LOSS_INF),
+                        (2, State.LOSS_INF, State.LOSS_NAN),
+                        (3, State.LOSS_NAN, State.LOSS_FINITE)]
+    assert all(e.kind == EventKind.LOSS_FINITE and e.layer_name == LOSS for e in ev)
+
+
+def test_loss_spike_then_recover() -> None:
+    rng = random.Random(0)
+    values = [1.0 + 0.05 * rng.random() for _ in range(30)] + [50.0] + [1.0] * 30
+    det, events = losses(values)
+    assert hops(events) == [(30, State.LOSS_STEADY, State.LOSS_SPIKE),
+                            (31, State.LOSS_SPIKE, State.LOSS_STEADY)]
+    assert events[0].value == 50.0 and not det.abnormal()
+
+
+def test_loss_divergence() -> None:
+    values = [1.0 - 0.005 * t for t in range(100)] + [0.5 * 1.1**t for t in range(100)]
+    det, events = losses(values)
+    diverging = [e for e in events if e.to_state == State.LOSS_DIVERGING]
+    assert len(diverging) == 1 and 100 < diverging[0].step < 200
+    assert det.abnormal() and det.state(LOSS, EventKind.LOSS) == State.LOSS_DIVERGING
+    assert not any(e.to_state == State.LOSS_SPIKE for e in events)
+
+
+def test_plateau_on_flat_loss_not_on_slow_decrease() -> None:
+    det, events = losses([0.7] * 400)
+    assert hops(events) == [(199, State.LOSS_STEADY, State.LOSS_PLATEAU)]  # window full
+    assert not det.abnormal()  # a plateau is not abnormal
+    _, events = losses([1 / math.sqrt(t) for t in range(1, 3001)])
+    assert events == []
+    # a loss stuck near zero has converged, not plateaued
+    _, events = losses([1.0] + [1e-6] * 400)
+    assert events == []
+
+
+def test_plateau_exit_on_real_improvement() -> None:
+    _, events = losses([0.7] * 300 + [0.7 * 0.98**t for t in range(100)])
+    assert [e.to_state for e in events] == [State.LOSS_PLATEAU, State.LOSS_STEADY]
+
+
+def test_healthy_noisy_training_makes_few_events() -> None:
+    rng = random.Random(1)
+    det = TransitionDetector()
+    events: list[Event] = []
+    layers = [f"layers.{i}" for i in range(4)]
+    for t in range(2000):
+        loss = 2 * math.exp(-t / 300) + 0.1 + rng.gauss(0, 1) * 0.02
+        norms = {name: 0.5 * math.exp(rng.gauss(0, 0.5)) for name in layers}
+        events += det.observe_grads(t, norms) + det.observe_loss(t, loss)
+        events += det.observe_activations(
+            t, {"relu": {"act_zero_frac": 0.5 + 0.05 * rng.random(), "act_max_abs": 3.0}},
+            {"relu": RELU})
+    assert len(events) <= 3, [str(e) for e in events]
+    assert not det.abnormal()
+
+
+def test_loss_memory_is_bounded() -> None:
+    s, cfg = LossState(), Thresholds()
+    for t in range(5000):
+        s, _ = advance_loss(s, 1.0 + math.sin(t), cfg)
+    assert len(s.recent) == cfg.loss_window and len(s.smoothed) == cfg.plateau_window
+
+
+# ----------------------------------------------------------------------------- API and property
+
+
+def test_thresholds_validation() -> None:
+    with pytest.raises(ValueError, match="vanishing"):
+        Thresholds(vanishing=1e4)
+    with pytest.raises(ValueError, match="vanishing"):
+        Thresholds(vanishing=0.0)
+    with pytest.raises(ValueError, match="saturated_exit"):
+        Thresholds(saturated_exit=0.9)
+    with pytest.raises(ValueError, match="exit_patience"):
+        Thresholds(exit_patience=0)
+    with pytest.raises(ValueError, match="hysteresis"):
+        Thresholds(hysteresis=0.5)
+    with pytest.raises(ValueError, match="spike_exit"):
+        Thresholds(spike_factor=1.5)
+    assert Thresholds(exploding=1e4).exploding == 1e4
+    with pytest.raises(ValueError, match="event kind"):
+        TransitionDetector().state("fc", "bogus")
+
+
+finite = st.floats(min_value=0.0, max_value=1e12, allow_nan=False)
+frac = st.floats(min_value=0.0, max_value=1.0)
+row = st.fixed_dictionaries({}, optional={
+    "act_max_abs": finite, "act_saturated_frac": frac, "act_zero_frac": frac,
+    "act_headroom": st.floats(min_value=0.5, max_value=1e6), "act_nonfinite": st.sampled_from([0.0]),
+})
+step_obs = st.tuples(finite, st.floats(-1e6, 1e6, allow_nan=False), row,
+                     st.sampled_from([SAT, RELU, OTHER]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(step_obs, max_size=80), st.integers(1, 4))
+def test_random_finite_inputs_alternate_consistently(obs: list, patience: int) -> None:
+    det = TransitionDetector(Thresholds(exit_patience=patience, baseline_warmup=patience))
+    events: list[Event] = []
+    for step, (norm, loss, stats, kind) in enumerate(obs):
+        events += det.observe_grads(step, {"a": norm, "b": norm / 7})
+        events += det.observe_activations(step, {"a": stats}, {"a": kind})
+        events += det.observe_loss(step, loss)
+    last: dict[tuple[str, str], str] = {}
+    for e in events:
+        key = (e.layer_name, e.kind)
+        assert e.from_state != e.to_state
+        assert e.from_state == last.get(key, e.from_state)
+        last[key] = e.to_state
+        json.dumps(e.to_dict(), allow_nan=False)
+    for (layer, kind), current in last.items():
+        assert det.state(layer, kind) == current
