@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -140,6 +141,7 @@ class StepCapture:
         self.windows_written = 0
         self.settings: dict[str, str] = {}
         self.steps_closed = 0
+        self.input_history: deque[float] = deque(maxlen=64)
 
     # ------------------------------------------------------------------ attach
     def attach(self, model: nn.Module) -> list[RemovableHandle]:
@@ -253,7 +255,7 @@ class StepCapture:
 
     def _update_dag(self, requires_grad: bool) -> None:
         if self.dag_recorder is not None:
-            previous = self.dag if self.dag.method == "autograd" else None
+            previous = self.dag if self.dag.method in ("autograd", "none") else None
             self.dag = self.dag_recorder.graph(previous)
             self.dag_recorder = None
             if requires_grad:
@@ -417,7 +419,9 @@ class StepCapture:
         if grad_vals is not None and not (scaler_skip and not math.isfinite(grad_vals[n])):
             events += self.detector.observe_grads(
                 step, {self.names[i]: grad_vals[i] for i in range(n) if observed[i]})
-        abnormal = nonfinite_now or any(str(e.to_state) not in _HEALTHY for e in events)
+        outlier = inp is not None and self._input_outlier(inp[0])
+        abnormal = nonfinite_now or outlier or any(str(e.to_state) not in _HEALTHY
+                                                   for e in events)
         if abnormal and not act and b.stash:
             act = self._act_from_stash(b.stash)
             self._add_act_columns(cols, act)
@@ -444,6 +448,15 @@ class StepCapture:
         if abnormal or self.detector.abnormal():
             self.escalate_until = step + self.schedule.escalate_steps
         self._write_step(step, b, loss, inp, tgt, grad_vals, host)
+
+    def _input_outlier(self, max_abs: float) -> bool:
+        """A batch whose max|x| is 10x the median of recent batches (a cheap abnormal signal)."""
+        hist = self.input_history
+        outlier = len(hist) >= 5 and math.isfinite(max_abs) and max_abs > 10 * float(
+            np.median(hist)) + 1e-12
+        if math.isfinite(max_abs) and not outlier:
+            hist.append(max_abs)
+        return outlier
 
     def _nonfinite(self, loss: float | None, inp: list[float] | None, tgt: list[float] | None,
                    grads: list[float] | None, act: dict[int, list[float]]) -> bool:

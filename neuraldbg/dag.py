@@ -331,8 +331,11 @@ class ForwardGraphRecorder:
         """The recorded pass as a `LayerGraph` (method "autograd"), unioned with `previous`."""
         edges = self._grad_edges() | self._identity_edges
         current = _assemble("autograd", self.units, self._calls, edges, [])
-        if previous is None or (previous.method == "none" and not previous.nodes):
+        if previous is None:
             return current
+        if not previous.nodes:  # a placeholder (e.g. the note of a failed fx trace): keep notes
+            notes = tuple(dict.fromkeys(previous.notes + current.notes))
+            return LayerGraph(current.method, current.nodes, current.edges, notes)
         return _union(previous, current, self.units)
 
 

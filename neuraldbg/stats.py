@@ -159,11 +159,13 @@ class NormGrouper:
         dense = [i for i in present if not have[i].is_sparse]
         norms: dict[int, torch.Tensor] = {}
         if dense:
-            for i, n in zip(dense, torch._foreach_norm([have[i] for i in dense]), strict=True):
+            # float64 accumulation: a float32 norm overflows to inf for finite values > ~1e19
+            found = torch._foreach_norm([have[i] for i in dense], 2, dtype=torch.float64)
+            for i, n in zip(dense, found, strict=True):
                 norms[i] = n
         for i in present:
             if have[i].is_sparse:
-                norms[i] = have[i].coalesce()._values().norm()
+                norms[i] = have[i].coalesce()._values().double().norm()
         device = next(iter(norms.values())).device
         sq = torch.stack([norms[i].double().to(device) for i in present]) ** 2
         slot = {i: k for k, i in enumerate(present)}
@@ -188,6 +190,8 @@ class NormGrouper:
 
     def update_norms(self, previous: Sequence[torch.Tensor]) -> tuple[torch.Tensor, list[bool]]:
         """Norms of w - w_prev, from buffers filled by `copy_weights`."""
+        if not self.params:
+            return self._combine([])
         with torch.no_grad():
             diffs = torch._foreach_sub([p.detach() for p in self.params], list(previous))
         return self._combine(list(diffs))
@@ -196,5 +200,7 @@ class NormGrouper:
         return [torch.empty_like(p, memory_format=torch.preserve_format) for p in self.params]
 
     def copy_weights(self, buffers: list[torch.Tensor]) -> None:
+        if not buffers:
+            return
         with torch.no_grad():
             torch._foreach_copy_(buffers, [p.detach() for p in self.params])

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from causal.run import INPUT, LOSS, ActivationKind, Event, EventKind, LayerStat, State
 
@@ -67,7 +67,7 @@ class Thresholds:
             (self.loss_window >= _SPIKE_MIN_HISTORY, "loss_window", "must be >= 5"),
             (0 < self.loss_alpha <= 1, "loss_alpha", "must be in (0, 1]"),
             (self.diverge_factor > 2, "diverge_factor", "must be > 2 (exit is below half of it)"),
-            (self.plateau_window >= 4, "plateau_window", "must be >= 4 (exit looks at window/4)"),
+            (self.plateau_window >= 8, "plateau_window", "must be >= 8 (exit waits window/4)"),
             (self.plateau_rel > 0, "plateau_rel", "must be > 0"),
             (self.plateau_floor >= 0, "plateau_floor", "must be >= 0"),
         ]
@@ -77,9 +77,6 @@ class Thresholds:
         for ok, name, fix in checks:
             if not ok:
                 raise ValueError(f"Thresholds.{name}={getattr(self, name)!r}: {fix}")
-
-    def to_dict(self) -> dict[str, float]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -92,75 +89,104 @@ class Transition:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _clean(meta: Mapping[str, Any]) -> dict[str, Any]:
-    """JSON-friendly metadata: non-finite floats become None."""
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-            for k, v in meta.items()}
-
-
 def _change(old: State, new: State, value: float | None, **meta: Any) -> Transition:
-    return Transition(old, new, math.nan if value is None else float(value), _clean(meta))
+    """A transition with JSON-friendly metadata (non-finite floats become None)."""
+    meta = {k: None if isinstance(v, float) and not math.isfinite(v) else v
+            for k, v in meta.items()}
+    return Transition(old, new, math.nan if value is None else float(value), meta)
 
 
-def _ema_log(log_base: float | None, x: float, alpha: float) -> float:
-    """EMA of log10(x): a scale baseline that one outlier cannot drag far."""
-    lx = math.log10(x)
-    return lx if log_base is None else log_base + alpha * (lx - log_base)
+# ------------------------------------------------- banded machines (gradient norm, activation)
 
-
-def _baseline(log_base: float | None, n: int, cfg: Thresholds) -> float | None:
-    return 10.0**log_base if log_base is not None and n >= cfg.baseline_warmup else None
-
-
-# ------------------------------------------------------------------------------- gradient norm
+_Rule = Callable[[State, bool], "tuple[str, float] | None"]  # (regime, entering) -> why
 
 
 @dataclass(frozen=True)
-class GradState:
-    """Regime of one layer's parameter-gradient norm, its log baseline and the pending streak."""
+class BandState:
+    """Regime, an EMA of log10(statistic) over healthy observations (a scale baseline that one
+    outlier cannot drag far), and the streak of observations towards a pending change."""
 
-    regime: State = State.GRAD_HEALTHY
+    regime: State
     log_base: float | None = None
-    n: int = 0  # healthy observations folded into the baseline
-    streak: int = 0  # consecutive observations towards a pending change (vanish enter or exit)
+    n: int = 0
+    streak: int = 0
+
+    def baseline(self, cfg: Thresholds) -> float | None:
+        ready = self.log_base is not None and self.n >= cfg.baseline_warmup
+        return 10.0**self.log_base if ready and self.log_base is not None else None
+
+
+@dataclass(frozen=True)
+class GradState(BandState):
+    regime: State = State.GRAD_HEALTHY
+
+
+@dataclass(frozen=True)
+class ActivationState(BandState):
+    regime: State = State.ACTIVATION_HEALTHY
+
+
+_S = TypeVar("_S", bound=BandState)
+
+
+def _band(s: _S, healthy: State, order: tuple[State, ...], rule: _Rule, x: float | None,
+          cfg: Thresholds, patience: Mapping[State, int], judged: bool = True
+          ) -> tuple[_S, State, str | None, float]:
+    """Shared engine: enter the first regime of `order` whose rule fires (after its patience,
+    default 1: minimal latency) unless already in one as severe; leave a bad regime only after
+    `exit_patience` observations outside its hysteresis band, for the regime they then show.
+    Only healthy observations move the baseline (of statistic `x`). `judged` False: the current
+    regime's statistic is missing, so nothing but a more severe regime can change it.
+    Returns (state, regime, rule, threshold); the regime is `s.regime` when nothing changed."""
+    rank = {r: len(order) - i for i, r in enumerate(order)} | {healthy: 0}
+    target, why = healthy, ("exit", math.nan)
+    for regime in order:
+        if (hit := rule(regime, True)) is not None:
+            target, why = regime, hit
+            break
+    if rank[target] > rank[s.regime]:
+        if s.streak + 1 < patience.get(target, 1):
+            return replace(s, streak=s.streak + 1), s.regime, None, math.nan
+        return replace(s, regime=target, streak=0), target, *why
+    if s.regime == healthy:
+        if x is not None and 0 < x < math.inf:
+            lx = math.log10(x)
+            lb = lx if s.log_base is None else s.log_base + cfg.baseline_alpha * (lx - s.log_base)
+            s = replace(s, log_base=lb, n=s.n + 1)
+        return replace(s, streak=0), s.regime, None, math.nan
+    if not judged:
+        return s, s.regime, None, math.nan
+    if rule(s.regime, False) is not None:  # still inside the bad regime's (wider) band
+        return replace(s, streak=0), s.regime, None, math.nan
+    if s.streak + 1 < cfg.exit_patience:
+        return replace(s, streak=s.streak + 1), s.regime, None, math.nan
+    return replace(s, regime=target, streak=0), target, *why  # ("exit", nan) back to healthy
 
 
 def advance_grad(s: GradState, norm: float, cfg: Thresholds) -> tuple[GradState, Transition | None]:
-    """Exploding enters at once (minimal latency), vanishing after `vanish_patience`, and a bad
-    regime is left only after `exit_patience` observations inside the hysteresis band."""
+    """Exploding on the absolute or (baseline ready) relative rule, at once; vanishing after
+    `vanish_patience` (an exact 0 vanishes); exit thresholds are the enter ones moved by
+    `hysteresis`. Non-finite norms belong to the finiteness machine."""
     if not (math.isfinite(norm) and norm >= 0):
         raise ValueError(f"grad norm must be finite and >= 0, got {norm!r}")
-    base = _baseline(s.log_base, s.n, cfg)
-    hi, lo = [("absolute", cfg.exploding)], [("absolute", cfg.vanishing)]
-    if base is not None:  # relative rules only once the baseline is ready
-        hi.append(("relative", base * cfg.relative_exploding))
-        lo.append(("relative", base * cfg.relative_vanishing))
-    up = next(((r, t) for r, t in hi if norm > t), None)
-    down = next(((r, t) for r, t in lo if norm < t), None)  # 0 < vanishing: exact 0 vanishes
-    boom, ok, low = State.GRAD_EXPLODING, State.GRAD_HEALTHY, State.GRAD_VANISHING
-    if up is not None and s.regime != boom:
-        return replace(s, regime=boom, streak=0), _change(
-            s.regime, boom, norm, rule=up[0], threshold=up[1], baseline=base)
-    if s.regime == ok:
-        if down is None:  # a healthy observation: only these move the baseline
-            log_base = _ema_log(s.log_base, norm, cfg.baseline_alpha)
-            return replace(s, streak=0, log_base=log_base, n=s.n + 1), None
-        if s.streak + 1 < cfg.vanish_patience:
-            return replace(s, streak=s.streak + 1), None
-        return replace(s, regime=low, streak=0), _change(
-            ok, low, norm, rule=down[0], threshold=down[1], baseline=base)
-    h = cfg.hysteresis
-    exit_at = min(t / h for _, t in hi) if s.regime == boom else max(t * h for _, t in lo)
-    inside = norm < exit_at if s.regime == boom else norm > exit_at
-    if not inside:
-        return replace(s, streak=0), None
-    if s.streak + 1 < cfg.exit_patience:
-        return replace(s, streak=s.streak + 1), None
-    return replace(s, regime=ok, streak=0), _change(
-        s.regime, ok, norm, rule="exit", threshold=exit_at, baseline=base)
+    base = s.baseline(cfg)
 
+    def rule(regime: State, entering: bool) -> tuple[str, float] | None:
+        h = 1.0 if entering else cfg.hysteresis
+        if regime == State.GRAD_EXPLODING:
+            rel = math.inf if base is None else base * cfg.relative_exploding
+            return next(((r, t / h) for r, t in (("absolute", cfg.exploding), ("relative", rel))
+                         if norm > t / h), None)
+        rel = 0.0 if base is None else base * cfg.relative_vanishing
+        return next(((r, t * h) for r, t in (("absolute", cfg.vanishing), ("relative", rel))
+                     if norm < t * h), None)
 
-# ---------------------------------------------------------------------------------- activation
+    new, to, why, threshold = _band(
+        s, State.GRAD_HEALTHY, (State.GRAD_EXPLODING, State.GRAD_VANISHING), rule, norm, cfg,
+        {State.GRAD_VANISHING: cfg.vanish_patience})
+    if to == s.regime:
+        return new, None
+    return new, _change(s.regime, to, norm, rule=why, threshold=threshold, baseline=base)
 
 
 @dataclass(frozen=True)
@@ -174,79 +200,45 @@ class ActivationObs:
     headroom: float | None = None  # dtype max / max|a|, only under fp16/bf16
 
 
-@dataclass(frozen=True)
-class ActivationState:
-    regime: State = State.ACTIVATION_HEALTHY
-    log_base: float | None = None  # EMA of log10(max|a|) over healthy observations
-    n: int = 0
-    streak: int = 0
-
-
-_ACT_RANK = {State.ACTIVATION_HEALTHY: 0, State.ACTIVATION_SATURATED: 1,
-             State.ACTIVATION_DEAD: 1, State.ACTIVATION_EXPLODING: 2}
-
-
-def _act_rule(regime: State, o: ActivationObs, base: float | None, cfg: Thresholds,
-              entering: bool) -> tuple[str, float] | None:
-    """(rule, threshold) by which `o` is in `regime`; exit thresholds when not `entering`."""
-    h = 1.0 if entering else cfg.hysteresis
-    if regime == State.ACTIVATION_EXPLODING:
-        m = o.max_abs
-        if m is not None and m >= cfg.activation_exploding / h:
-            return "absolute", cfg.activation_exploding / h
-        if m is not None and base is not None and m > base * cfg.relative_exploding / h:
-            return "relative", base * cfg.relative_exploding / h
-        if o.headroom is not None and o.headroom < cfg.headroom_enter * h:
-            return "headroom", cfg.headroom_enter * h
-    elif regime == State.ACTIVATION_SATURATED and o.kind == ActivationKind.SATURATING:
-        t = cfg.saturated_enter if entering else cfg.saturated_exit
-        if o.saturated is not None and o.saturated >= t:
-            return "saturated", t
-    elif regime == State.ACTIVATION_DEAD and o.kind == ActivationKind.RELU:
-        t = cfg.dead_enter if entering else cfg.dead_exit
-        if o.zero is not None and o.zero >= t:
-            return "dead", t
-    return None
-
-
 def _act_value(regime: State, o: ActivationObs) -> float | None:
     """The statistic that judges `regime` (None when it was not measured)."""
-    if regime == State.ACTIVATION_SATURATED:
-        return o.saturated
-    if regime == State.ACTIVATION_DEAD:
-        return o.zero
-    return o.max_abs if o.max_abs is not None else o.headroom
+    by_regime = {State.ACTIVATION_SATURATED: o.saturated, State.ACTIVATION_DEAD: o.zero}
+    return by_regime.get(regime, o.max_abs if o.max_abs is not None else o.headroom)
 
 
 def advance_activation(s: ActivationState, o: ActivationObs,
                        cfg: Thresholds) -> tuple[ActivationState, Transition | None]:
-    """Priority exploding > dead/saturated > healthy; bad regimes enter at once and are left
-    after `exit_patience` observations past the exit threshold."""
-    base = _baseline(s.log_base, s.n, cfg)
-    target, rule = State.ACTIVATION_HEALTHY, None
-    for regime in (State.ACTIVATION_EXPLODING, State.ACTIVATION_DEAD, State.ACTIVATION_SATURATED):
-        rule = _act_rule(regime, o, base, cfg, entering=True)
-        if rule is not None:
-            target = regime
-            break
-    meta: dict[str, Any] = {"baseline": base, "activation_kind": str(o.kind)}
-    if rule is not None and _ACT_RANK[target] > _ACT_RANK[s.regime]:
-        return replace(s, regime=target, streak=0), _change(
-            s.regime, target, _act_value(target, o), rule=rule[0], threshold=rule[1], **meta)
-    if s.regime == State.ACTIVATION_HEALTHY:
-        if o.max_abs is not None and o.max_abs > 0:
-            log_base = _ema_log(s.log_base, o.max_abs, cfg.baseline_alpha)
-            s = replace(s, log_base=log_base, n=s.n + 1)
-        return s, None
-    if _act_value(s.regime, o) is None:  # the deciding statistic is missing: no information
-        return s, None
-    if _act_rule(s.regime, o, base, cfg, entering=False) is not None:
-        return replace(s, streak=0), None
-    if s.streak + 1 < cfg.exit_patience:
-        return replace(s, streak=s.streak + 1), None
-    shown = target if target != State.ACTIVATION_HEALTHY else s.regime
-    return replace(s, regime=target, streak=0), _change(
-        s.regime, target, _act_value(shown, o), rule="exit", threshold=None, **meta)
+    """Priority exploding > dead (ReLU) / saturated (saturating) > healthy; all enter at once.
+    A bad regime whose statistic was not measured this step is not left."""
+    base = s.baseline(cfg)
+
+    def rule(regime: State, entering: bool) -> tuple[str, float] | None:
+        h = 1.0 if entering else cfg.hysteresis
+        if regime == State.ACTIVATION_EXPLODING:
+            rel = math.inf if base is None else base * cfg.relative_exploding / h
+            for name, t in (("absolute", cfg.activation_exploding / h), ("relative", rel)):
+                if o.max_abs is not None and o.max_abs >= t:
+                    return name, t
+            if o.headroom is not None and o.headroom < cfg.headroom_enter * h:
+                return "headroom", cfg.headroom_enter * h
+            return None
+        stat, kind, enter, leave = (
+            (o.saturated, ActivationKind.SATURATING, cfg.saturated_enter, cfg.saturated_exit)
+            if regime == State.ACTIVATION_SATURATED
+            else (o.zero, ActivationKind.RELU, cfg.dead_enter, cfg.dead_exit))
+        t = enter if entering else leave
+        if o.kind == kind and stat is not None and stat >= t:
+            return regime.split("_")[1], t
+        return None
+
+    order = (State.ACTIVATION_EXPLODING, State.ACTIVATION_DEAD, State.ACTIVATION_SATURATED)
+    new, to, why, threshold = _band(s, State.ACTIVATION_HEALTHY, order, rule, o.max_abs, cfg, {},
+                                    judged=_act_value(s.regime, o) is not None)
+    if to == s.regime:
+        return new, None
+    shown = _act_value(to if to != State.ACTIVATION_HEALTHY else s.regime, o)
+    return new, _change(s.regime, to, shown, rule=why, threshold=threshold, baseline=base,
+                        activation_kind=str(o.kind))
 
 
 # ---------------------------------------------------------------------------------- finiteness
@@ -275,8 +267,7 @@ class FiniteState:
 def advance_finite(s: FiniteState, count: float,
                    has_nan: bool) -> tuple[FiniteState, Transition | None]:
     """Exact, no hysteresis: any non-finite value changes the regime at once; NaN beats inf."""
-    bad = has_nan or math.isnan(count) or count > 0
-    level = (2 if has_nan else 1) if bad else 0
+    level = 2 if has_nan else 1 if (math.isnan(count) or count > 0) else 0
     if level == s.level:
         return s, None
     new = replace(s, level=level)
@@ -295,21 +286,30 @@ class LossState:
     smoothed: tuple[float, ...] = ()  # last `plateau_window` smoothed losses
     min_smooth: float | None = None
     first_smooth: float | None = None
-    dev: float = 0.0  # EMA of |loss - smoothed|: the noise scale
+    dev: float = 0.0  # EMA of |loss - smoothed|: the noise scale (sd of a loss ~ 1.22 dev)
     diverge_streak: int = 0
-    plateau_level: float | None = None  # mean smoothed loss of the window's last quarter, at entry
+    plateau_level: float | None = None  # fitted smoothed loss at plateau entry; None: no plateau
     plateau_streak: int = 0  # consecutive steps clearly below the plateau level
 
 
-def _mean(xs: tuple[float, ...]) -> float:
-    return math.fsum(xs) / len(xs)
+def _plateau(hist: tuple[float, ...], sd: float, cfg: Thresholds) -> float | None:
+    """The fitted level when the window is a plateau, else None. The improvement comes from a
+    least-squares line through the smoothed losses (the least noisy estimate) and must stay below
+    plateau_rel even after adding one noise sd, so a slowly improving noisy loss does not enter."""
+    w = len(hist)
+    tm, mean = (w - 1) / 2, math.fsum(hist) / w
+    slope = math.fsum((i - tm) * y for i, y in enumerate(hist)) / (w * (w * w - 1) / 12)
+    start, level = mean - slope * tm, mean + slope * tm
+    gain_sd = sd * math.sqrt(12 / w)
+    return level if start > 0 and (start - level + gain_sd) / start < cfg.plateau_rel else None
 
 
 def advance_loss(s: LossState, loss: float, cfg: Thresholds) -> tuple[LossState, Transition | None]:
-    """Priority diverging > spike > plateau > steady. Ratio rules need positive losses."""
+    """Priority diverging > spike > plateau > steady; a spike ends in the regime it interrupted
+    (steady or plateau). Ratio rules need positive losses."""
     if not math.isfinite(loss):
         raise ValueError(f"loss must be finite (non-finite losses go to advance_finite): {loss!r}")
-    a, w, q = cfg.loss_alpha, cfg.plateau_window, cfg.plateau_window // 4
+    a, w = cfg.loss_alpha, cfg.plateau_window
     med = statistics.median(s.recent) if len(s.recent) >= _SPIKE_MIN_HISTORY else None
     spike = med is not None and med > 0 and loss > cfg.spike_factor * med and loss > max(s.recent)
     # A spike enters the smoothed loss clipped to spike_factor x median, so one outlier batch is
@@ -327,31 +327,34 @@ def advance_loss(s: LossState, loss: float, cfg: Thresholds) -> tuple[LossState,
     r, to, meta = s.regime, s.regime, {}
     if r != State.LOSS_DIVERGING and new.diverge_streak >= cfg.diverge_patience:
         to, meta = State.LOSS_DIVERGING, {"rule": "diverge", "threshold": cfg.diverge_factor * low}
+        new = replace(new, plateau_level=None)
     elif r == State.LOSS_DIVERGING:
         if smooth < (t := cfg.diverge_factor / 2 * low):
             to, meta = State.LOSS_STEADY, {"rule": "exit", "threshold": t}
     elif spike and med is not None and r != State.LOSS_SPIKE:
         to, meta = State.LOSS_SPIKE, {"rule": "spike", "threshold": cfg.spike_factor * med}
+        new = replace(new, plateau_streak=0)
     elif r == State.LOSS_SPIKE:
         if med is not None and loss < cfg.spike_exit * med:
-            to, meta = State.LOSS_STEADY, {"rule": "exit", "threshold": cfg.spike_exit * med}
-    elif r == State.LOSS_STEADY and len(hist) == w:
-        # Improvement over the window, between the means of its first and last quarters: a point
-        # comparison of two noisy EMA values would enter on noise (and then flap back out).
-        old, level = _mean(hist[:q]), _mean(hist[-q:])
-        if (first > 0 and level > cfg.plateau_floor * first and old > 0
-                and (old - level) / old < cfg.plateau_rel):
+            to = State.LOSS_STEADY if s.plateau_level is None else State.LOSS_PLATEAU
+            meta = {"rule": "exit", "threshold": cfg.spike_exit * med}
+    elif r == State.LOSS_STEADY:
+        level = None
+        if len(hist) == w and first > 0 and smooth > cfg.plateau_floor * first:  # not near zero
+            level = _plateau(hist, 1.22 * dev, cfg)
+        if level is not None:
             to, meta = State.LOSS_PLATEAU, {"rule": "plateau", "threshold": cfg.plateau_rel}
             new = replace(new, plateau_level=level, plateau_streak=0)
-    elif r == State.LOSS_PLATEAU:
-        # Leave once the smoothed loss stays below the plateau level by > 10 x plateau_rel and by
-        # 3 noise sd (sd of an EMA value ~ sqrt(a / (2 - a)) * 1.22 * dev, doubled in variance
-        # for the level's own noise) for window/4 steps in a row: a noisy flat loss cannot flap.
+    else:
+        # Leave the plateau once the smoothed loss stays below its level by > 10 x plateau_rel
+        # and by 3 noise sd (sd of an EMA value ~ sqrt(a / (2 - a)) x sd of a loss, doubled in
+        # variance for the level's own noise) for window/4 steps in a row: no flapping on noise.
         level = s.plateau_level or 0.0
         gap = max(10 * cfg.plateau_rel * abs(level), 3 * math.sqrt(2 * a / (2 - a)) * 1.22 * dev)
         new = replace(new, plateau_streak=s.plateau_streak + 1 if level - smooth > gap else 0)
-        if new.plateau_streak >= q:
+        if new.plateau_streak >= w // 4:
             to, meta = State.LOSS_STEADY, {"rule": "exit", "threshold": level - gap}
+            new = replace(new, plateau_level=None)
     if to == r:
         return new, None
     meta.update(median=med, smoothed=smooth, min_smoothed=low)
@@ -360,35 +363,46 @@ def advance_loss(s: LossState, loss: float, cfg: Thresholds) -> tuple[LossState,
 
 # ------------------------------------------------------------------------------------ detector
 
+_INITIAL: dict[str, Any] = {EventKind.GRAD: GradState(), EventKind.ACTIVATION: ActivationState(),
+                            EventKind.LOSS: LossState(), **{k: FiniteState(k) for k in _FINITE}}
+#: Regimes that are not abnormal (a loss plateau is a stall, not a failure in progress).
+_CALM = {State.GRAD_HEALTHY, State.ACTIVATION_HEALTHY, State.LOSS_STEADY, State.LOSS_PLATEAU,
+         *(states[0] for states in _FINITE.values())}
+
 
 def _num(x: Any) -> float | None:
     return None if x is None else float(x)
 
 
+def _stat(x: Any) -> float | None:
+    """A measured statistic, or None (NaN marks a statistic that does not apply)."""
+    v = _num(x)
+    return None if v is None or math.isnan(v) else v
+
+
 class TransitionDetector:
-    """Holds one machine per (layer, signal) and turns their regime changes into `Event`s.
+    """Holds one machine per (layer, signal kind) and turns their regime changes into `Event`s.
 
     Events come in the caller's layer order (the monitor passes forward order); within a layer
-    the finiteness event comes before the regime event.
+    the finiteness event comes before the regime event. Memory: one small state per machine.
     """
 
     def __init__(self, thresholds: Thresholds | None = None) -> None:
         self.thresholds = thresholds if thresholds is not None else Thresholds()
-        self._grad: dict[str, GradState] = {}
-        self._act: dict[str, ActivationState] = {}
-        self._finite: dict[tuple[str, str], FiniteState] = {}
-        self._loss = LossState()
+        self._states: dict[tuple[str, str], Any] = {}
 
-    def _finite_step(self, step: int, layer: str, kind: EventKind, count: float,
-                     has_nan: bool) -> list[Event]:
-        s = self._finite.get((layer, kind), FiniteState(kind))
-        self._finite[(layer, kind)], tr = advance_finite(s, count, has_nan)
-        return _events(step, layer, kind, tr)
+    def _advance(self, step: int, layer: str, kind: EventKind,
+                 advance: Callable[..., tuple[Any, Transition | None]], *obs: Any) -> list[Event]:
+        key = (layer, kind)
+        self._states[key], tr = advance(self._states.get(key, _INITIAL[kind]), *obs)
+        if tr is None:
+            return []
+        return [Event(step, layer, kind, tr.from_state, tr.to_state, tr.value, tr.metadata)]
 
     def observe_grad_finiteness(self, step: int, layer: str, count: float,
                                 has_nan: bool) -> list[Event]:
         """Exact non-finite count of a layer's parameter gradients."""
-        return self._finite_step(step, layer, EventKind.GRAD_FINITE, count, has_nan)
+        return self._advance(step, layer, EventKind.GRAD_FINITE, advance_finite, count, has_nan)
 
     def observe_grads(self, step: int, norms: Mapping[str, float],
                       exact: Mapping[str, tuple[float, bool]] | None = None) -> list[Event]:
@@ -397,78 +411,61 @@ class TransitionDetector:
         out: list[Event] = []
         for layer, raw in norms.items():
             norm = float(raw)
-            if exact is not None and layer in exact:
-                count, has_nan = exact[layer]
-            else:
-                count, has_nan = float(not math.isfinite(norm)), math.isnan(norm)
+            count, has_nan = (exact[layer] if exact is not None and layer in exact
+                              else (float(not math.isfinite(norm)), math.isnan(norm)))
             out += self.observe_grad_finiteness(step, layer, count, has_nan)
-            if math.isfinite(norm) and count == 0 and not has_nan:
-                s = self._grad.get(layer, GradState())
-                self._grad[layer], tr = advance_grad(s, norm, self.thresholds)
-                out += _events(step, layer, EventKind.GRAD, tr)
+            if math.isfinite(norm) and not (count or has_nan):
+                out += self._advance(step, layer, EventKind.GRAD, advance_grad, norm,
+                                     self.thresholds)
         return out
 
     def observe_activations(self, step: int, stats: Mapping[str, Mapping[str, float | None]],
                             kinds: Mapping[str, str]) -> list[Event]:
         """Per-layer output statistics keyed by `LayerStat` values (any may be missing), plus
-        an optional "act_has_nan" (1.0/0.0); `kinds` maps layer -> `ActivationKind` value."""
+        an optional "act_has_nan" (1.0/0.0); `kinds` maps layer -> `ActivationKind` value.
+        A NaN fraction means "does not apply". Without act_nonfinite, a non-finite max|a|
+        counts 1 (and is NaN-born if it is NaN)."""
         out: list[Event] = []
         for layer, st in stats.items():
-            max_abs = _num(st.get(LayerStat.ACT_MAX_ABS))
-            count = _num(st.get(LayerStat.ACT_NONFINITE))
+            max_abs, count, nan_flag = (_num(st.get(k)) for k in (
+                LayerStat.ACT_MAX_ABS, LayerStat.ACT_NONFINITE, "act_has_nan"))
             if count is None and max_abs is not None:
                 count = float(not math.isfinite(max_abs))
-            nan_flag = _num(st.get("act_has_nan"))
             has_nan = bool(nan_flag) if nan_flag is not None else (
                 max_abs is not None and math.isnan(max_abs))
             if count is not None:
-                out += self._finite_step(step, layer, EventKind.ACTIVATION_FINITE, count, has_nan)
-            if (count is not None and count != 0) or has_nan:
+                out += self._advance(step, layer, EventKind.ACTIVATION_FINITE, advance_finite,
+                                     count, has_nan)
+            if count or has_nan or (max_abs is not None and not math.isfinite(max_abs)):
                 continue  # tainted statistics: only the finiteness machine judges this step
             obs = ActivationObs(kinds.get(layer, ActivationKind.OTHER), max_abs,
-                                _num(st.get(LayerStat.ACT_SATURATED)),
-                                _num(st.get(LayerStat.ACT_ZERO)),
-                                _num(st.get(LayerStat.ACT_HEADROOM)))
-            s = self._act.get(layer, ActivationState())
-            self._act[layer], tr = advance_activation(s, obs, self.thresholds)
-            out += _events(step, layer, EventKind.ACTIVATION, tr)
+                                *(_stat(st.get(k)) for k in (LayerStat.ACT_SATURATED,
+                                                            LayerStat.ACT_ZERO,
+                                                            LayerStat.ACT_HEADROOM)))
+            out += self._advance(step, layer, EventKind.ACTIVATION, advance_activation, obs,
+                                 self.thresholds)
         return out
 
     def observe_loss(self, step: int, loss: float) -> list[Event]:
         """The step's loss: finiteness first; only finite losses move the regime machine."""
         loss = float(loss)
-        out = self._finite_step(step, LOSS, EventKind.LOSS_FINITE,
-                                float(not math.isfinite(loss)), math.isnan(loss))
+        out = self._advance(step, LOSS, EventKind.LOSS_FINITE, advance_finite,
+                            float(not math.isfinite(loss)), math.isnan(loss))
         if math.isfinite(loss):
-            self._loss, tr = advance_loss(self._loss, loss, self.thresholds)
-            out += _events(step, LOSS, EventKind.LOSS, tr)
+            out += self._advance(step, LOSS, EventKind.LOSS, advance_loss, loss, self.thresholds)
         return out
 
     def observe_input(self, step: int, nonfinite: float, has_nan: bool) -> list[Event]:
         """Non-finite count of the step's inputs (and targets)."""
-        return self._finite_step(step, INPUT, EventKind.INPUT_FINITE, float(nonfinite), has_nan)
+        return self._advance(step, INPUT, EventKind.INPUT_FINITE, advance_finite,
+                             float(nonfinite), has_nan)
 
     def state(self, layer: str, kind: str) -> str:
-        """Current regime of one machine (the initial one if it was never observed)."""
-        if kind == EventKind.GRAD:
-            return self._grad.get(layer, GradState()).regime
-        if kind == EventKind.ACTIVATION:
-            return self._act.get(layer, ActivationState()).regime
-        if kind == EventKind.LOSS:
-            return self._loss.regime
-        if kind in _FINITE:
-            return self._finite.get((layer, kind), FiniteState(kind)).regime
-        raise ValueError(f"unknown event kind {kind!r}; use an EventKind value")
+        """Current regime of one machine (its initial regime if it was never observed)."""
+        if kind not in _INITIAL:
+            raise ValueError(f"unknown event kind {kind!r}; use an EventKind value")
+        return str(self._states.get((layer, kind), _INITIAL[kind]).regime)
 
     def abnormal(self) -> bool:
         """Whether any machine is outside its healthy regime (a loss plateau is not abnormal)."""
-        return (any(s.regime != State.GRAD_HEALTHY for s in self._grad.values())
-                or any(s.regime != State.ACTIVATION_HEALTHY for s in self._act.values())
-                or any(s.level != 0 for s in self._finite.values())
-                or self._loss.regime in (State.LOSS_SPIKE, State.LOSS_DIVERGING))
-
-
-def _events(step: int, layer: str, kind: EventKind, tr: Transition | None) -> list[Event]:
-    if tr is None:
-        return []
-    return [Event(step, layer, kind, tr.from_state, tr.to_state, tr.value, dict(tr.metadata))]
+        return any(s.regime not in _CALM for s in self._states.values())

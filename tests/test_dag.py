@@ -210,6 +210,8 @@ def test_control_flow_falls_back_to_autograd() -> None:
     assert all(n.ran for n in merged.nodes)
     assert merged.forward_order()[-1] == "head"
     assert merged.notes == g.notes
+    placeholder = LayerGraph(method="none", notes=("fx failed: x",))
+    assert record(model, x, previous=placeholder).notes == ("fx failed: x",)
 
 
 def test_merging_passes_stays_acyclic() -> None:

@@ -1,0 +1,56 @@
+"""The `neuraldbg` console script."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from causal.errors import NeuralDbgError
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from neuraldbg.demo import run_demo
+    from neuraldbg.report import format_run
+
+    print("neuraldbg demo: an 8-layer tanh MLP trained with plain SGD (lr 0.03), watched by "
+          "NeuralDbg until its loss turns non-finite\n", flush=True)
+    run = run_demo(path=args.path)
+    print(format_run(run))
+    print(f"\nRun file: {run.path}\n  read it again with `neuraldbg show {run.path}` or "
+          "neuraldbg.load_run(path)")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from causal.runfile import load_run
+    from neuraldbg.report import format_run
+
+    run = load_run(args.run)
+    print(run.to_json(indent=2) if args.json else format_run(run, max_events=args.max_events))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="neuraldbg", description="What broke in a PyTorch training run, where, and why."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("demo", help="train the bundled failing run under the monitor")
+    p.add_argument("--path", default=None, help="where to write the run file")
+    p.set_defaults(func=_demo)
+    p = sub.add_parser("show", help="print a recorded run: first non-finite value, transitions")
+    p.add_argument("run", help="a run file (.ndbg)")
+    p.add_argument("--json", action="store_true", help="the whole run as JSON")
+    p.add_argument("--max-events", type=int, default=25)
+    p.set_defaults(func=_show)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except NeuralDbgError as e:
+        print(f"neuraldbg: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

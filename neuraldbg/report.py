@@ -1,0 +1,82 @@
+"""Plain-text views of a run: the first non-finite value and the transitions that led to it.
+
+Torch-free, so `neuraldbg show RUN` works on a machine without torch.
+"""
+
+from __future__ import annotations
+
+from causal.run import Direction, Event, EventKind, Run
+
+_BORN = {
+    Direction.INPUT: "in the input batch",
+    Direction.FORWARD: "in the forward pass",
+    Direction.LOSS: "in the loss",
+    Direction.BACKWARD: "in the backward pass",
+}
+
+
+def layer_label(run: Run, name: str) -> str:
+    """'layers.4 (Tanh)' for modules, the pseudo name for run-level signals."""
+    if name.startswith("<"):
+        return name
+    node = run.dag.node(name)
+    if name == "":
+        return f"(model) ({run.meta.get('model_class', '?')})"
+    return f"{name} ({node.module_type})" if node is not None else name
+
+
+def describe_origin(run: Run, ev: Event) -> str:
+    """One sentence on where the first non-finite value was born."""
+    meta = ev.metadata
+    direction = str(meta.get("direction", "?"))
+    where = _BORN.get(Direction(direction), direction) if direction in set(Direction) else direction
+    what = str(ev.to_state)
+    text = f"step {ev.step} . {layer_label(run, ev.layer_name)}: first {what} born {where}"
+    if ev.value and ev.value >= 1:
+        text += f" ({ev.value:.0f} non-finite value{'s' if ev.value != 1 else ''})"
+    if meta.get("inputs_finite") is True:
+        text += "; its inputs were finite"
+    elif meta.get("inputs_finite") is False:
+        text += "; its inputs were already non-finite"
+    if meta.get("tensor") == "target":
+        text += "; in the targets"
+    if meta.get("scaler_skipped"):
+        text += "; the GradScaler skipped this step"
+    if meta.get("exact") is False:
+        text += " [approximate: outputs were not kept on this step]"
+    return text
+
+
+def format_run(run: Run, max_events: int = 25) -> str:
+    """A summary for people: status, the first non-finite value, the transitions before it."""
+    meta = run.meta
+    n = len(run.series)
+    lines = [
+        f"run {run.path or '(in memory)'}",
+        f"  model {meta.get('model_class', '?')} . {meta.get('n_units', '?')} monitored layers"
+        f" . {n} steps recorded . status {meta.get('status', '?')}"
+        f" . layer graph by {run.dag.method}",
+    ]
+    origin = run.first_nonfinite
+    lines.append("")
+    if origin is None:
+        lines.append("No non-finite value was recorded.")
+    else:
+        lines.append("First non-finite value")
+        lines.append("  " + describe_origin(run, origin))
+    shown = [e for e in run.events if e.kind != EventKind.NONFINITE_ORIGIN]
+    if origin is not None:
+        shown = [e for e in shown if e.step <= origin.step]
+    lines.append("")
+    if not shown:
+        lines.append("No transitions" + (" before it." if origin is not None else "."))
+    else:
+        title = "Transitions that led to it" if origin is not None else "Transitions"
+        skipped = max(0, len(shown) - max_events)
+        lines.append(f"{title} ({len(shown)}" + (f", last {max_events} shown)" if skipped else ")"))
+        for e in shown[-max_events:]:
+            lines.append(
+                f"  step {e.step} . {layer_label(run, e.layer_name)}: "
+                f"{e.from_state} -> {e.to_state} ({e.value:.3g})"
+            )
+    return "\n".join(lines)

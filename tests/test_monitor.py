@@ -1,0 +1,373 @@
+"""The monitor: the seed-compatible loop, untouched numerics, hook hygiene, steps, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+from torch.optim.optimizer import _global_optimizer_post_hooks
+
+from neuraldbg import (
+    ConfigError,
+    MonitorStateError,
+    NeuralDbg,
+    NeuralDbgError,
+    RecordError,
+    RunFileError,
+    load_run,
+)
+from neuraldbg.gather import Gather
+
+
+def mlp(seed: int = 0, depth: int = 4, width: int = 16, act: type[nn.Module] = nn.Tanh) -> nn.Module:
+    torch.manual_seed(seed)
+    layers: list[nn.Module] = []
+    d = 8
+    for _ in range(depth):
+        layers += [nn.Linear(d, width), act()]
+        d = width
+    return nn.Sequential(*layers, nn.Linear(d, 1))
+
+
+def batches(n: int, seed: int = 0, d: int = 8) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(16, d, generator=g), torch.randn(16, 1, generator=g)) for _ in range(n)]
+
+
+def train(model, opt, data, dbg=None, item=False, set_step=True, loss_fn=None):
+    loss_fn = loss_fn or nn.functional.mse_loss
+    for step, (x, y) in enumerate(data):
+        if dbg is not None and set_step:
+            dbg.step = step
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        if dbg is not None:
+            dbg.record_loss(loss.item() if item else loss)
+        opt.step()
+
+
+# ---------------------------------------------------------------- the loop and numerics
+
+
+@pytest.mark.parametrize("opt_cls", [torch.optim.SGD, torch.optim.Adam])
+@pytest.mark.parametrize("preset", ["standard", "full"])
+def test_monitored_run_is_bit_identical(run_path, opt_cls, preset):
+    def build():
+        torch.manual_seed(1)
+        m = nn.Sequential(nn.Linear(8, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Dropout(0.2),
+                          nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 1))
+        return m, opt_cls(m.parameters(), lr=0.01)
+
+    data = batches(60)
+    m1, o1 = build()
+    torch.manual_seed(7)
+    train(m1, o1, data)
+    m2, o2 = build()
+    torch.manual_seed(7)
+    with NeuralDbg(m2, path=run_path(), preset=preset) as dbg:
+        train(m2, o2, data, dbg)
+    for (n, a), b in zip(m1.state_dict().items(), m2.state_dict().values(), strict=True):
+        assert torch.equal(a, b), n
+    assert len(dbg.run.series) == 60
+
+
+def test_seed_compatible_loop_with_item_and_explicit_step(run_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, threshold_vanishing=1e-6, threshold_exploding=1e3,
+                   path=run_path()) as dbg:
+        for step, (x, y) in enumerate(batches(12)):
+            dbg.step = step * 10
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            dbg.record_loss(loss.item())
+            opt.step()
+    run = dbg.run
+    assert run.series.steps == tuple(range(0, 120, 10))
+    assert all(v is not None and v > 0 for v in run.series.columns["loss"])
+    assert run.meta["status"] == "finished"
+
+
+def test_step_advances_by_itself_with_an_optimizer(run_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        train(model, opt, batches(7), dbg, set_step=False)
+        assert dbg.step == 7
+    assert dbg.run.series.steps == tuple(range(7))
+    assert dbg.run.setting("optimizer") == "SGD"
+    assert dbg.run.setting("lr/0") == "0.01"
+
+
+def test_step_advances_without_an_optimizer(run_path):
+    """A hand-written update loop: the next forward after a backward closes the step."""
+    model = mlp()
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for x, y in batches(5):
+            model.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            dbg.record_loss(loss)
+            with torch.no_grad():
+                for p in model.parameters():
+                    p -= 0.01 * p.grad
+    run = dbg.run
+    assert run.series.steps == tuple(range(5))
+    grad = run.series.columns["grad_norm"]
+    assert all(g is not None and g > 0 for g in grad)
+
+
+def test_one_host_sync_per_healthy_step(run_path, monkeypatch):
+    calls = []
+    real = Gather.fetch
+
+    def counting(self):
+        calls.append(1)
+        return real(self)
+
+    monkeypatch.setattr(Gather, "fetch", counting)
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        train(model, opt, batches(30), dbg)
+    assert len(calls) == 30
+
+
+def test_record_loss_does_not_sync(run_path, monkeypatch):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(torch.randn(4, 8)), torch.randn(4, 1))
+        loss.backward()
+
+        def boom(*a, **k):
+            raise AssertionError("record_loss synced")
+
+        monkeypatch.setattr(torch.Tensor, "item", boom)
+        monkeypatch.setattr(torch.Tensor, "tolist", boom)
+        dbg.record_loss(loss)
+        monkeypatch.undo()
+        opt.step()
+
+
+# ---------------------------------------------------------------- hooks and model state
+
+
+def _hook_state(model: nn.Module):
+    dicts = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+             "_backward_pre_hooks", "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs",
+             "_forward_hooks_always_called", "_state_dict_hooks", "_load_state_dict_pre_hooks")
+    mods = [(name, d, len(getattr(m, d, {}) or {})) for name, m in model.named_modules()
+            for d in dicts]
+    params = [len(p._post_accumulate_grad_hooks or ()) for p in model.parameters()]
+    return mods, params, [p._backward_hooks for p in model.parameters()]
+
+
+def test_hooks_removed_on_normal_exit_and_model_unchanged(run_path):
+    model = mlp()
+    before = _hook_state(model)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    global_hooks = len(_global_optimizer_post_hooks)
+    with NeuralDbg(model, path=run_path()):
+        assert _hook_state(model) != before
+        assert len(_global_optimizer_post_hooks) == global_hooks + 1
+    assert _hook_state(model) == before
+    assert len(_global_optimizer_post_hooks) == global_hooks
+    assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())
+    assert model.training
+
+
+def test_hooks_removed_when_the_body_raises(run_path):
+    model = mlp()
+    before = _hook_state(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with pytest.raises(KeyError, match="boom"), NeuralDbg(model, path=run_path()) as dbg:
+        train(model, opt, batches(3), dbg)
+        raise KeyError("boom")
+    assert _hook_state(model) == before
+    run = load_run(dbg.path)
+    assert run.meta["status"] == "failed"
+    assert "boom" in run.meta["error"]
+    assert len(run.series) == 3
+
+
+class Raises(nn.Module):
+    def forward(self, x):
+        raise RuntimeError("module failed")
+
+
+def test_hooks_removed_when_a_module_raises(run_path):
+    model = nn.Sequential(nn.Linear(8, 8), Raises())
+    before = _hook_state(model)
+    with pytest.raises(RuntimeError, match="module failed"), NeuralDbg(model, path=run_path()):
+        model(torch.randn(2, 8))
+    assert _hook_state(model) == before
+
+
+def test_monitor_can_not_be_reused_and_rejects_use_outside(run_path):
+    model = mlp()
+    dbg = NeuralDbg(model, path=run_path())
+    with pytest.raises(MonitorStateError):
+        dbg.record_loss(1.0)
+    with dbg:
+        pass
+    with pytest.raises(MonitorStateError):
+        dbg.record_loss(1.0)
+    with pytest.raises(MonitorStateError), dbg:
+        pass
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_bad_configuration_fails_at_construction(run_path, tmp_path):
+    model = mlp()
+    with pytest.raises(ConfigError, match="nn.Module"):
+        NeuralDbg(model.parameters(), path=run_path())  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="below threshold_exploding"):
+        NeuralDbg(model, threshold_vanishing=1e3, threshold_exploding=1e-6, path=run_path())
+    with pytest.raises(ConfigError, match="threshold_vanishing must be a positive"):
+        NeuralDbg(model, threshold_vanishing=0.0, path=run_path())
+    with pytest.raises(ConfigError, match="threshold_exploding must be a positive"):
+        NeuralDbg(model, threshold_exploding=-1.0, path=run_path())
+    with pytest.raises(ConfigError, match="preset"):
+        NeuralDbg(model, preset="turbo", path=run_path())
+    with pytest.raises(ConfigError, match="GradScaler"):
+        NeuralDbg(model, scaler=object(), path=run_path())
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    with pytest.raises(RunFileError, match="writable"):
+        NeuralDbg(model, path=str(blocker / "run.ndbg"))
+    existing = run_path()
+    open(existing, "w").close()
+    with pytest.raises(RunFileError, match="already exists"):
+        NeuralDbg(model, path=existing)
+    assert issubclass(ConfigError, NeuralDbgError)
+
+
+def test_bad_records_fail_clearly(run_path):
+    model = mlp()
+    with NeuralDbg(model, path=run_path()) as dbg:
+        with pytest.raises(RecordError, match="None"):
+            dbg.record_loss(None)
+        with pytest.raises(RecordError, match="scalar"):
+            dbg.record_loss(torch.ones(3))
+        with pytest.raises(RecordError, match="number"):
+            dbg.record_loss("0.5")
+        with pytest.raises(RecordError, match="int"):
+            dbg.step = 1.5  # type: ignore[assignment]
+        dbg.record_loss(torch.tensor(0.5))
+        dbg.record_loss(torch.ones(1, 1))
+
+
+# ---------------------------------------------------------------- model shapes that must work
+
+
+def test_model_without_parameters(run_path):
+    model = nn.Sequential(nn.Tanh(), nn.ReLU())
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step in range(4):
+            dbg.step = step
+            out = model(torch.randn(4, 3, requires_grad=True))
+            dbg.record_loss(out.sum())
+    assert dbg.run.series.steps == (0, 1, 2, 3)
+
+
+def test_weight_sharing_and_module_called_twice(run_path):
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(20, 8)
+            self.act = nn.Tanh()
+            self.mid = nn.Linear(8, 8)
+            self.head = nn.Linear(8, 20, bias=False)
+            self.head.weight = self.emb.weight
+
+        def forward(self, idx):
+            h = self.act(self.emb(idx))
+            return self.head(self.act(self.mid(h)))
+
+    torch.manual_seed(0)
+    model = Tied()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    with NeuralDbg(model, path=run_path(), preset="full") as dbg:
+        for _ in range(5):
+            idx = torch.randint(0, 20, (4, 6))
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(idx).reshape(-1, 20), idx.reshape(-1))
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    run = dbg.run
+    assert len(run.series) == 5
+    window = run.windows[-1]
+    for layer in ("emb", "head", "mid"):
+        assert window.series(layer, "grad_norm"), layer
+    assert window.series("act", "act_saturated_frac")
+    assert nx_acyclic(run)
+
+
+def nx_acyclic(run) -> bool:
+    import networkx as nx
+
+    return nx.is_directed_acyclic_graph(run.dag.to_networkx())
+
+
+def test_bf16_autocast_with_grad_scaler_on_cpu(run_path):
+    model = mlp(width=32)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cpu")
+    with NeuralDbg(model, path=run_path(), scaler=scaler, preset="full") as dbg:
+        for x, y in batches(6):
+            opt.zero_grad()
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = nn.functional.mse_loss(model(x).float(), y)
+            scaler.scale(loss).backward()
+            dbg.record_loss(loss)
+            scaler.step(opt)
+            scaler.update()
+    run = dbg.run
+    assert run.setting("amp_dtype") == "bfloat16"
+    scales = [v for _, v in run.series.get("scaler_scale")]
+    assert scales and all(s == scaler.get_scale() for s in scales)
+    # gradient norms are recorded unscaled (scale 65536 would look like an explosion)
+    assert all(g < 100 for _, g in run.series.get("grad_norm"))
+    assert not run.events_of("grad")
+    headroom = run.windows[-1].series("1", "act_headroom")
+    assert headroom and all(h > 1e30 for _, h in headroom)
+
+
+def test_no_grad_evaluation_passes_are_not_recorded(run_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for x, y in batches(4):
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+            with torch.no_grad():
+                model(torch.full((2, 8), 1e6))
+    run = dbg.run
+    assert len(run.series) == 4
+    assert all(v < 100 for _, v in run.series.get("input_max_abs"))
+
+
+def test_escalation_records_full_statistics_after_an_abnormal_signal(run_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    data = batches(80)
+    data[60] = (data[60][0] * 1e4, data[60][1])
+    with NeuralDbg(model, path=run_path()) as dbg:
+        train(model, opt, data, dbg)
+    full = dict(dbg.run.series.get("full_stats"))
+    assert full[0] == full[1] == full[2] == 1.0
+    assert full[10] == 0.0
+    assert full[61] == 1.0 and full[70] == 1.0
+    assert math.isfinite(dict(dbg.run.series.get("loss"))[59])

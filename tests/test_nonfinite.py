@@ -1,0 +1,182 @@
+"""The first non-finite value: exact step, layer and direction (input, forward, loss, backward)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from causal.run import INPUT, LOSS, Direction, EventKind, LayerStat
+from neuraldbg import NeuralDbg
+
+
+class LogAfter(nn.Module):
+    """log(x) from step `at` on: NaN for negative inputs, born in a parameterless op."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at, self.calls = at, 0
+
+    def forward(self, x):
+        self.calls += 1
+        return torch.log(x) if self.calls > self.at else x
+
+
+class Block(nn.Module):
+    """A container (not a unit): a Linear plus a functional op that blows up when `on`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.on = False
+
+    def forward(self, x):
+        h = self.lin(x)
+        return h / torch.zeros_like(h) if self.on else h
+
+
+def train(model, steps, path, preset="standard", make_batch=None, loss_fn=None):
+    torch.manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = loss_fn or nn.functional.mse_loss
+    g = torch.Generator().manual_seed(0)
+    with NeuralDbg(model, path=path, preset=preset) as dbg:
+        for step in range(steps):
+            x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
+            if make_batch is not None:
+                x, y = make_batch(step, x, y)
+            opt.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            dbg.record_loss(loss, target=y)
+            opt.step()
+    return dbg.run
+
+
+@pytest.mark.parametrize("preset", ["standard", "full"])
+def test_forward_born_nan_in_a_parameterless_module(run_path, preset):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), LogAfter(at=7), nn.Linear(8, 8),
+                          nn.Tanh(), nn.Linear(8, 1))
+    run = train(model, 12, run_path(), preset=preset)
+    ev = run.first_nonfinite
+    assert ev is not None
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (7, "2", Direction.FORWARD)
+    assert ev.to_state == "nan"
+    assert ev.metadata["inputs_finite"] is True
+    assert ev.metadata["module_type"] == "LogAfter"
+    assert ev.metadata["exact"] is True
+    assert ev.value > 0
+    # the origin event comes first among the events of that step, and only once per episode
+    assert [e.kind for e in run.events if e.step == 7][0] == EventKind.NONFINITE_ORIGIN
+    assert len(run.events_of(EventKind.NONFINITE_ORIGIN)) == 1
+    # full statistics of the failing step itself were recorded
+    window = run.window_at(7)
+    assert window is not None and 7 in window.steps
+    assert window.series("3", LayerStat.ACT_NONFINITE)[-1] == (7, 128.0)
+
+
+def test_forward_born_inside_a_container_names_the_container(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), Block(), nn.Linear(8, 1))
+
+    def switch(step, x, y):
+        model[2].on = step >= 4
+        return x, y
+
+    run = train(model, 8, run_path(), make_batch=switch)
+    ev = run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (4, "2", Direction.FORWARD)
+    assert ev.metadata["module_type"] == "Block"
+    assert ev.metadata["inputs_finite"] is True
+
+
+def test_inf_born_before_nan_is_reported_as_inf(run_path):
+    class Overflow(nn.Module):
+        def forward(self, x):
+            return x * 1e38 * 1e38  # inf for |x| large enough, finite zeros stay finite
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), Overflow(), nn.Linear(8, 1))
+    run = train(model, 3, run_path())
+    ev = run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.to_state) == (0, "1", "inf")
+
+
+def test_input_born(run_path):
+    def poison(step, x, y):
+        if step == 5:
+            x = x.clone()
+            x[3, 2] = float("nan")
+        return x, y
+
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+    run = train(model, 9, run_path(), make_batch=poison)
+    ev = run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (5, INPUT, Direction.INPUT)
+    assert ev.value == 1.0 and ev.to_state == "nan"
+    assert any(e.to_state == "input_nan" and e.step == 5 for e in run.events)
+
+
+def test_target_born_is_input(run_path):
+    def poison(step, x, y):
+        if step == 3:
+            y = y.clone()
+            y[0, 0] = float("inf")
+        return x, y
+
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+    run = train(model, 5, run_path(), make_batch=poison)
+    ev = run.first_nonfinite
+    assert (ev.step, ev.metadata["direction"], ev.metadata["tensor"]) == (
+        3, Direction.INPUT, "target")
+
+
+def test_loss_born(run_path):
+    def log_loss(out, y):
+        return torch.log(out - out.detach().max() - 0.0).mean()  # log(0) = -inf at the max
+
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+    run = train(model, 2, run_path(), loss_fn=log_loss)
+    ev = run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (0, LOSS, Direction.LOSS)
+
+
+class SqrtAbs(nn.Module):
+    """sqrt(|x|): finite forward at x == 0, NaN backward (sign(0) * inf)."""
+
+    def forward(self, x):
+        return torch.sqrt(x.abs())
+
+
+def test_backward_born_origin_is_first_in_backward_order(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 4), SqrtAbs(), nn.Linear(4, 4), nn.Tanh(),
+                          nn.Linear(4, 1))
+    with torch.no_grad():  # unit 0 of the first layer outputs exact zeros
+        model[0].weight[0].zero_()
+        model[0].bias[0] = 0.0
+    run = train(model, 2, run_path())
+    ev = run.first_nonfinite
+    assert (ev.step, ev.metadata["direction"]) == (0, Direction.BACKWARD)
+    assert ev.layer_name == "0"  # the only (and so the first in backward order) NaN gradient
+    assert ev.to_state == "nan"
+    first = [e for e in run.events if e.step == 0]
+    assert any(e.to_state == "grad_nan" and e.layer_name == "0" for e in first)
+    assert not any(e.to_state == "grad_nan" and e.layer_name in ("2", "4") for e in first)
+
+
+def test_several_layers_non_finite_in_one_step_origin_is_first_in_forward_order(run_path):
+    def poison(step, x, y):
+        return (x * float("inf") if step == 2 else x), y
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.Linear(8, 1))
+    run = train(model, 4, run_path(), make_batch=poison)
+    assert run.first_nonfinite.metadata["direction"] == Direction.INPUT
+    with_weights = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.Linear(8, 1))
+    with torch.no_grad():
+        with_weights[2].weight.fill_(3e38)
+    run = train(with_weights, 2, run_path())
+    ev = run.first_nonfinite
+    assert (ev.layer_name, ev.metadata["direction"]) == ("2", Direction.FORWARD)
