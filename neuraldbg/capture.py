@@ -19,9 +19,9 @@ from torch import nn
 from torch.autograd import Variable
 from torch.utils.hooks import RemovableHandle
 
-from causal.run import INPUT, LOSS, ActivationKind, Event, LayerGraph, LayerStat
+from causal.run import ActivationKind, Event, LayerStat
 from causal.runfile import RunWriter
-from neuraldbg.dag import DagTraceError, ForwardGraphRecorder, dag_with_updates, trace_fx
+from neuraldbg.dag_tracker import DagTracker
 from neuraldbg.gather import Gather
 from neuraldbg.nonfinite import origin_event
 from neuraldbg.recorder import FlightRecorder
@@ -131,11 +131,7 @@ class StepCapture:
         self.bound_optimizer: weakref.ReferenceType[torch.optim.Optimizer] | None = None
         self.weight_buffers: list[torch.Tensor] | None = None
         self.weights_ready = False
-        self.ran: dict[str, int] = {}  # unit name -> first-call order
-        self.dag = LayerGraph()
-        self.dag_recorder: ForwardGraphRecorder | None = None
-        self.dag_pending = False
-        self.dag_dirty = False
+        self.dag: DagTracker | None = None
         self.nonfinite_episode = False
         self.escalate_until = -1
         self.windows_written = 0
@@ -143,16 +139,16 @@ class StepCapture:
         self.steps_closed = 0
         self.input_history: deque[float] = deque(maxlen=64)
 
+    @property
+    def layer_order(self) -> dict[str, int]:
+        """Layer name -> first-call (forward) order over the run."""
+        return self.dag.order if self.dag is not None else {}
+
     # ------------------------------------------------------------------ attach
     def attach(self, model: nn.Module) -> list[RemovableHandle]:
         """Register every hook (the caller removes them all in `finally`)."""
         handles: list[RemovableHandle] = []
-        try:
-            self.dag = trace_fx(model, self.units)
-        except DagTraceError as e:
-            self.dag_pending = True
-            self.dag = LayerGraph(method="none", notes=(f"fx failed: {str(e)[:200]}",))
-        self.writer.set_dag(self.dag)
+        self.dag = DagTracker(model, self.units, self.writer.set_dag)
         handles.append(model.register_forward_pre_hook(self.on_forward_start, with_kwargs=True))
         unit_of = {id(u.module): i for i, u in enumerate(self.units)}
         seen: set[int] = set()
@@ -181,16 +177,13 @@ class StepCapture:
                 if t is None or not t.is_floating_point():
                     return
                 b = self.buf
-                if name not in self.ran:
-                    self.ran[name] = len(self.ran)
-                    self.dag_dirty = True
+                assert self.dag is not None
+                self.dag.on_call(name, args, output)
                 if b.full:
                     b.act.setdefault(idx, []).append(activation_stats(module, t, kind))
                 if b.stash_on:
                     x = args[0] if args and isinstance(args[0], torch.Tensor) else None
                     b.stash.append(StashEntry(name, idx, t, t._version, x, type(module).__name__))
-                if self.dag_recorder is not None:
-                    self.dag_recorder.record(name, args, output)
             except Exception as e:
                 self.dbg._internal_error(f"forward hook of {name!r}", e)
 
@@ -230,8 +223,8 @@ class StepCapture:
                 b.inputs.append(tensor_stats(x))
             if x is not None and torch.is_autocast_enabled(x.device.type):
                 b.amp = str(torch.get_autocast_dtype(x.device.type)).replace("torch.", "")
-            if self.dag_pending or (self.dag_dirty and self.dag.method == "autograd"):
-                self.dag_recorder = ForwardGraphRecorder(self.units)
+            assert self.dag is not None
+            self.dag.begin_forward()
             self.in_forward = True
         except Exception as e:
             self.dbg._internal_error("forward pre-hook", e)
@@ -249,23 +242,10 @@ class StepCapture:
             g = next((x for x in tensors if x.requires_grad), None)
             if g is not None:
                 g.register_hook(self._on_output_grad)
-            self._update_dag(requires_grad=g is not None)
+            assert self.dag is not None
+            self.dag.end_forward(requires_grad=g is not None)
         except Exception as e:
             self.dbg._internal_error("forward hook of the model", e)
-
-    def _update_dag(self, requires_grad: bool) -> None:
-        if self.dag_recorder is not None:
-            previous = self.dag if self.dag.method in ("autograd", "none") else None
-            self.dag = self.dag_recorder.graph(previous)
-            self.dag_recorder = None
-            if requires_grad:
-                self.dag_pending = False
-            self.dag_dirty = False
-            self.writer.set_dag(self.dag)
-        elif self.dag_dirty:
-            self.dag = dag_with_updates(self.dag, set(self.ran))
-            self.dag_dirty = False
-            self.writer.set_dag(self.dag)
 
     def _on_output_grad(self, grad: torch.Tensor) -> None:
         Variable._execution_engine.queue_callback(self._on_backward_end)
@@ -530,10 +510,4 @@ class StepCapture:
         if len(self.recorder):
             last = int(self.recorder.window(step).steps[-1])
             self.writer.add_window(self.recorder.window(last))
-        if self.dag_dirty:
-            self._update_dag(requires_grad=False)
         self.active = False
-
-
-# `INPUT` and `LOSS` are re-exported for nonfinite.py's convenience.
-__all__ = ["INPUT", "LOSS", "StashEntry", "StepBuffer", "StepCapture"]

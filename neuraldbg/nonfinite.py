@@ -62,7 +62,7 @@ def _backward_origin(cap: StepCapture, step: int, grads: list[float]) -> Event |
     bad = [i for i in range(len(cap.units)) if not math.isfinite(grads[i])]
     if not bad:
         return None
-    order = cap.ran
+    order = cap.layer_order
 
     def forward_pos(i: int) -> int:
         return order.get(cap.names[i], -1)
@@ -96,7 +96,7 @@ def origin_event(cap: StepCapture, step: int, b: StepBuffer, loss: float | None,
         return Event(ev.step, ev.layer_name, ev.kind, ev.from_state, ev.to_state, ev.value,
                      {**ev.metadata, **extra})
     if act:  # activations seen non-finite on a full step while outputs were not kept
-        for i in sorted(act, key=lambda i: cap.ran.get(cap.names[i], 1 << 30)):
+        for i in sorted(act, key=lambda i: cap.layer_order.get(cap.names[i], 1 << 30)):
             if act[i][_NF] > 0:
                 return _event(step, cap.names[i], Direction.FORWARD, act[i][_NF],
                               act[i][_NAN] > 0, module_type=cap.units[i].module_type,

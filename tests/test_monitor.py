@@ -21,7 +21,8 @@ from neuraldbg import (
 from neuraldbg.gather import Gather
 
 
-def mlp(seed: int = 0, depth: int = 4, width: int = 16, act: type[nn.Module] = nn.Tanh) -> nn.Module:
+def mlp(seed: int = 0, depth: int = 4, width: int = 16,
+        act: type[nn.Module] = nn.Tanh) -> nn.Module:
     torch.manual_seed(seed)
     layers: list[nn.Module] = []
     d = 8
@@ -227,7 +228,7 @@ def test_monitor_can_not_be_reused_and_rejects_use_outside(run_path):
 
 def test_bad_configuration_fails_at_construction(run_path, tmp_path):
     model = mlp()
-    with pytest.raises(ConfigError, match="nn.Module"):
+    with pytest.raises(ConfigError, match=r"nn\.Module"):
         NeuralDbg(model.parameters(), path=run_path())  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="below threshold_exploding"):
         NeuralDbg(model, threshold_vanishing=1e3, threshold_exploding=1e-6, path=run_path())

@@ -68,7 +68,7 @@ def test_forward_born_nan_in_a_parameterless_module(run_path, preset):
     assert ev.metadata["exact"] is True
     assert ev.value > 0
     # the origin event comes first among the events of that step, and only once per episode
-    assert [e.kind for e in run.events if e.step == 7][0] == EventKind.NONFINITE_ORIGIN
+    assert next(e.kind for e in run.events if e.step == 7) == EventKind.NONFINITE_ORIGIN
     assert len(run.events_of(EventKind.NONFINITE_ORIGIN)) == 1
     # full statistics of the failing step itself were recorded
     window = run.window_at(7)

@@ -1,0 +1,70 @@
+"""Keeps a run's layer DAG current while training.
+
+torch.fx once at attach; when tracing fails (data-dependent control flow, Hugging Face models),
+the graph is recorded from real forward passes: every forward while new layers keep appearing,
+then stop after `QUIET_FORWARDS` forwards without a new one (a later newcomer is recorded on
+the next forward). Edges are merged over passes, since a branch only shows the path taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from torch import nn
+
+from causal.run import LayerGraph
+from neuraldbg.dag import DagTraceError, ForwardGraphRecorder, dag_with_updates, trace_fx
+from neuraldbg.units import Unit
+
+QUIET_FORWARDS = 20
+
+
+class DagTracker:
+    """The layer DAG of one monitored model, and the first-call order of its layers."""
+
+    def __init__(self, model: nn.Module, units: Sequence[Unit],
+                 write: Callable[[LayerGraph], None]) -> None:
+        self.units = list(units)
+        self.write = write
+        self.order: dict[str, int] = {}  # layer name -> first-call order over the run
+        self._recorder: ForwardGraphRecorder | None = None
+        self._quiet = 0
+        self._new_this_forward = False
+        self._dirty = False
+        try:
+            self.graph = trace_fx(model, self.units)
+            self._from_forward = False
+        except DagTraceError as e:
+            self.graph = LayerGraph(method="none", notes=(f"fx trace failed: {str(e)[:200]}",))
+            self._from_forward = True
+        self.write(self.graph)
+
+    def begin_forward(self) -> None:
+        self._new_this_forward = False
+        record = self._from_forward and (
+            self.graph.method == "none" or self._quiet < QUIET_FORWARDS or self._dirty)
+        self._recorder = ForwardGraphRecorder(self.units) if record else None
+
+    def on_call(self, name: str, args: Any, output: Any) -> None:
+        if name not in self.order:
+            self.order[name] = len(self.order)
+            self._new_this_forward = self._dirty = True
+        if self._recorder is not None:
+            self._recorder.record(name, args, output)
+
+    def end_forward(self, requires_grad: bool) -> None:
+        """Merge this forward into the graph when it showed something new."""
+        rec, self._recorder = self._recorder, None
+        if rec is not None and (self._new_this_forward or self.graph.method == "none"):
+            self.graph = rec.graph(self.graph)
+            if not requires_grad:  # no grad_fn chains: identity edges only, record again
+                self.graph = LayerGraph(method="none", nodes=self.graph.nodes,
+                                        edges=self.graph.edges, notes=self.graph.notes)
+            self._dirty = False
+            self.write(self.graph)
+        elif self._dirty and not self._from_forward:
+            self.graph = dag_with_updates(self.graph, set(self.order))
+            self._dirty = False
+            self.write(self.graph)
+        self._quiet = 0 if self._new_this_forward else self._quiet + 1
