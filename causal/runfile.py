@@ -64,9 +64,9 @@ def _load(x: Any) -> float | None:
 
 
 def encode_window(w: Window) -> bytes:
-    """Pack a window as zlib-compressed float32 values plus an 'observed' bitmask."""
+    """Pack a window as zlib-compressed float64 values plus an 'observed' bitmask."""
     shape = (len(w.steps), len(w.layers), len(w.stats))
-    vals = np.full(shape, np.nan, dtype=np.float32)
+    vals = np.full(shape, np.nan, dtype=np.float64)
     mask = np.zeros(shape, dtype=bool)
     for i, rows in enumerate(w.values):
         for j, row in enumerate(rows):
@@ -88,8 +88,8 @@ def decode_window(blob: bytes) -> Window:
     head = json.loads(raw[4 : 4 + n])
     shape = (len(head["steps"]), len(head["layers"]), len(head["stats"]))
     size = int(np.prod(shape))
-    vals = np.frombuffer(raw, dtype=np.float32, count=size, offset=4 + n).reshape(shape)
-    bits = np.frombuffer(raw, dtype=np.uint8, offset=4 + n + 4 * size)
+    vals = np.frombuffer(raw, dtype=np.float64, count=size, offset=4 + n).reshape(shape)
+    bits = np.frombuffer(raw, dtype=np.uint8, offset=4 + n + 8 * size)
     mask = np.unpackbits(bits)[:size].astype(bool).reshape(shape)
     values = tuple(
         tuple(
@@ -273,5 +273,5 @@ def load_run(path: str | os.PathLike[str]) -> Run:
             return _read(db, str(p))
         finally:
             db.close()
-    except sqlite3.DatabaseError as e:
+    except (sqlite3.DatabaseError, ValueError, KeyError, zlib.error) as e:
         raise RunFileError(f"{str(path)!r} is not a readable neuraldbg run file: {e}") from e

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,10 +27,13 @@ from neuraldbg.recorder import FlightRecorder
 from neuraldbg.stats import (
     ACT_COLUMNS,
     NormGrouper,
+    ParamNorms,
     activation_stats,
     first_float,
     iter_tensors,
-    tensor_stats,
+    moments,
+    nonfinite_count,
+    stats_from_moments,
 )
 from neuraldbg.transitions import TransitionDetector
 from neuraldbg.units import Unit
@@ -69,10 +71,9 @@ class StepBuffer:
     backward_seen: bool = False
     optimizer_stepped: bool = False
     losses: list[Any] = field(default_factory=list)
-    inputs: list[torch.Tensor] = field(default_factory=list)
-    targets: list[torch.Tensor] = field(default_factory=list)
-    grads: torch.Tensor | None = None
-    grad_observed: list[bool] = field(default_factory=list)
+    inputs: list[tuple[torch.Tensor, int, torch.Tensor]] = field(default_factory=list)
+    targets: list[tuple[torch.Tensor, int, torch.Tensor]] = field(default_factory=list)
+    grad_norms: dict[int, torch.Tensor] = field(default_factory=dict)  # param index -> norm
     scale: torch.Tensor | None = None
     act: dict[int, list[torch.Tensor]] = field(default_factory=dict)
     stash: list[StashEntry] = field(default_factory=list)
@@ -93,12 +94,18 @@ def _reduce_act(rows: list[torch.Tensor]) -> torch.Tensor:
     return out
 
 
-def _reduce_tensor_stats(rows: list[torch.Tensor]) -> torch.Tensor:
-    if len(rows) == 1:
-        return rows[0]
-    m = torch.stack([r.to(rows[0].device) for r in rows])
-    mx, mean = m.amax(0), m.mean(0)
-    return torch.stack([mx[0], mean[1], mean[2], m[:, 3].sum(), mx[4]])
+def _batch_stats(parts: list[tuple[torch.Tensor, int, torch.Tensor]], host: dict[str, list[float]],
+                 prefix: str) -> list[float] | None:
+    """[max|x|, mean, std, non-finite count, has NaN] of a step's input (or target) batches.
+    The count needs a second sync, only when a batch holds a non-finite value."""
+    if not parts:
+        return None
+    max_abs, mean, std, finite = stats_from_moments(
+        [host[f"{prefix}{k}"] for k in range(len(parts))], [n for _, n, _ in parts])
+    if finite:
+        return [max_abs, mean, std, 0.0, 0.0]
+    count, has_nan = nonfinite_count([t for _, _, t in parts])
+    return [max_abs, mean, std, count, float(has_nan)]
 
 
 def _applicable(stat: str, kind: str) -> bool:
@@ -137,7 +144,8 @@ class StepCapture:
         self.windows_written = 0
         self.settings: dict[str, str] = {}
         self.steps_closed = 0
-        self.input_history: deque[float] = deque(maxlen=64)
+        self.last_step: int | None = None  # the last step written to the run file
+        self.input_scale: tuple[float, int] = (0.0, 0)  # EMA of log10 max|x|, count
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -161,6 +169,9 @@ class StepCapture:
             elif module is not model:
                 handles.append(module.register_forward_hook(self._stash_hook(name)))
         handles.append(model.register_forward_hook(self.on_forward_end))
+        for k, p in enumerate(self.grouper.params):
+            if p.requires_grad:
+                handles.append(p.register_post_accumulate_grad_hook(self._grad_hook(k)))
         if self.schedule.weights(self.dbg.step):
             self._copy_weights()
         return handles
@@ -188,6 +199,31 @@ class StepCapture:
                 self.dbg._internal_error(f"forward hook of {name!r}", e)
 
         return hook
+
+    def _grad_hook(self, k: int) -> Any:
+        """Norm of one parameter's gradient right after backward accumulates it: the gradient
+        is still in cache, which makes this far cheaper than a pass over all gradients later."""
+
+        def hook(p: torch.Tensor) -> None:
+            g = p.grad
+            if not self.active or g is None:
+                return
+            if g.is_sparse:
+                self.buf.grad_norms[k] = g.coalesce()._values().norm()
+            else:
+                self.buf.grad_norms[k] = torch.linalg.vector_norm(
+                    g, dtype=None if g.dtype == torch.float32 else torch.float32)
+
+        return hook
+
+    def _param_grad_norms(self, b: StepBuffer) -> ParamNorms | None:
+        """The step's per-parameter gradient norms (from the hooks; a foreach pass when the
+        gradients were set without a backward pass through this model)."""
+        if b.grad_norms:
+            slots = b.grad_norms
+            present = tuple(k in slots for k in range(len(self.grouper.params)))
+            return ParamNorms(torch.stack([slots[k] for k in sorted(slots)]), present)
+        return self.grouper.grad_norms()
 
     def _stash_hook(self, name: str) -> Any:
         def hook(module: nn.Module, args: Any, output: Any) -> None:
@@ -220,7 +256,7 @@ class StepCapture:
             if x is None:
                 x = next(iter_tensors((args, kwargs)), None)
             if x is not None and x.numel():
-                b.inputs.append(tensor_stats(x))
+                b.inputs.append((moments(x), x.numel(), x))
             if x is not None and torch.is_autocast_enabled(x.device.type):
                 b.amp = str(torch.get_autocast_dtype(x.device.type)).replace("torch.", "")
             assert self.dag is not None
@@ -256,12 +292,9 @@ class StepCapture:
         try:
             b = self.buf
             b.backward_seen = True
-            norms, observed = self.grouper.grad_norms()
             scale = self._scale_tensor()
             if scale is not None:
                 b.scale = scale.detach().reshape(-1)[:1].clone()
-                norms = norms / b.scale.to(norms.device, torch.float64)
-            b.grads, b.grad_observed = norms, observed
         except Exception as e:
             self.dbg._internal_error("backward callback", e)
 
@@ -294,7 +327,7 @@ class StepCapture:
             self._begin_step()
         self.buf.losses.append(loss.detach() if isinstance(loss, torch.Tensor) else float(loss))
         if target is not None and target.numel():
-            self.buf.targets.append(tensor_stats(target))
+            self.buf.targets.append((moments(target), target.numel(), target))
 
     def _begin_step(self) -> None:
         step = self.dbg.step
@@ -321,6 +354,7 @@ class StepCapture:
             self.dbg._internal_error(f"closing step {step}", e)
         finally:
             self.steps_closed += 1
+            self.last_step = step
             if advance:
                 self.dbg._advance()
             if self.active:
@@ -333,6 +367,8 @@ class StepCapture:
         tensors = [x for x in losses if isinstance(x, torch.Tensor)]
         if not tensors:
             return None
+        if len(losses) == 1:
+            return tensors[0]
         dev = tensors[0].device
         vals = [x.float().reshape(()).to(dev) if isinstance(x, torch.Tensor)
                 else torch.tensor(float(x), device=dev) for x in losses]
@@ -343,15 +379,12 @@ class StepCapture:
         loss_t = self._loss_tensor(b.losses)
         if loss_t is not None:
             g.add("loss", loss_t)
-        if b.inputs:
-            g.add("input", _reduce_tensor_stats(b.inputs))
-        if b.targets:
-            g.add("target", _reduce_tensor_stats(b.targets))
-        grads, observed = b.grads, b.grad_observed
-        if grads is None and any(p.grad is not None for p in self.grouper.params):
-            grads, observed = self.grouper.grad_norms()
+        for prefix, parts in (("in", b.inputs), ("tg", b.targets)):
+            for k, (m, _, _) in enumerate(parts):
+                g.add(f"{prefix}{k}", m)
+        grads = self._param_grad_norms(b)
         if grads is not None:
-            g.add("grads", grads)
+            g.add("grads", grads.norms)
         if b.scale is not None:
             g.add("scale", b.scale)
         act_units = sorted(b.act)
@@ -359,9 +392,13 @@ class StepCapture:
             g.add("act", torch.stack([_reduce_act(b.act[i]).to(b.act[act_units[0]][0].device)
                                       for i in act_units]))
         weights_due = self.weights_ready and bool(self.schedule.weights(step))
+        wnorm = unorm = None
         if weights_due and self.weight_buffers is not None:
-            g.add("wnorm", self.grouper.weight_norms()[0])
-            g.add("unorm", self.grouper.update_norms(self.weight_buffers)[0])
+            wnorm = self.grouper.weight_norms()
+            unorm = self.grouper.update_norms(self.weight_buffers)
+            if wnorm is not None and unorm is not None:
+                g.add("wnorm", wnorm.norms)
+                g.add("unorm", unorm.norms)
         host = g.fetch()  # the one host-device synchronisation of the step
 
         n = len(self.units)
@@ -370,8 +407,19 @@ class StepCapture:
             loss = host["loss"][0]
         elif b.losses:
             loss = float(np.mean([float(x) for x in b.losses]))
-        inp, tgt = host.get("input"), host.get("target")
-        grad_vals = host.get("grads")
+        inp, tgt = _batch_stats(b.inputs, host, "in"), _batch_stats(b.targets, host, "tg")
+        grad_vals: list[float] | None = None
+        observed: list[bool] = []
+        if grads is not None:
+            vals = host["grads"]
+            if math.inf in vals:
+                vals = self.grouper.refine(vals, [p.grad for p in self.grouper.params])
+            per_unit, obs, total = self.grouper.group(vals, grads.present)
+            if "scale" in host and host["scale"][0] > 0:  # record unscaled gradients
+                per_unit, total = per_unit / host["scale"][0], total / host["scale"][0]
+            observed = obs.tolist()
+            grad_vals = [float(v) if o else 0.0 for v, o in zip(per_unit, obs, strict=True)]
+            grad_vals.append(total)
         act = {i: host["act"][k * len(ACT_COLUMNS):(k + 1) * len(ACT_COLUMNS)]
                for k, i in enumerate(act_units)} if act_units else {}
         scaler_skip = self.dbg.scaler is not None and not b.optimizer_stepped
@@ -380,10 +428,9 @@ class StepCapture:
         cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         if grad_vals is not None:
             cols[LayerStat.GRAD_NORM] = (np.array(grad_vals[:n]), np.array(observed, dtype=bool))
-        if "wnorm" in host:
-            w = np.array(host["wnorm"][:n])
-            u = np.array(host["unorm"][:n])
-            has = np.array([bool(x.params) for x in self.units])
+        if wnorm is not None and unorm is not None:
+            w, has, _ = self.grouper.group(host["wnorm"], wnorm.present)
+            u, _, _ = self.grouper.group(host["unorm"], unorm.present)
             with np.errstate(divide="ignore", invalid="ignore"):
                 cols[LayerStat.WEIGHT_NORM] = (w, has)
                 cols[LayerStat.UPDATE_RATIO] = (u / w, has)
@@ -430,12 +477,15 @@ class StepCapture:
         self._write_step(step, b, loss, inp, tgt, grad_vals, host)
 
     def _input_outlier(self, max_abs: float) -> bool:
-        """A batch whose max|x| is 10x the median of recent batches (a cheap abnormal signal)."""
-        hist = self.input_history
-        outlier = len(hist) >= 5 and math.isfinite(max_abs) and max_abs > 10 * float(
-            np.median(hist)) + 1e-12
-        if math.isfinite(max_abs) and not outlier:
-            hist.append(max_abs)
+        """A batch whose max|x| is 10x its recent scale (an EMA of log10 max|x| over normal
+        batches): a cheap abnormal signal that turns on full statistics."""
+        if not math.isfinite(max_abs) or max_abs <= 0:
+            return False
+        lx = math.log10(max_abs)
+        base, n = self.input_scale
+        outlier = n >= 5 and lx > base + 1.0
+        if not outlier:
+            self.input_scale = (lx if n == 0 else base + 0.1 * (lx - base), n + 1)
         return outlier
 
     def _nonfinite(self, loss: float | None, inp: list[float] | None, tgt: list[float] | None,

@@ -162,7 +162,8 @@ class NeuralDbg:
             assert self._writer is not None
             status = "finished" if error is None else "failed"
             msg = None if error is None else f"{type(error).__name__}: {error}"
-            self._writer.close(status=status, error=msg, last_step=self._step,
+            last = self._capture.last_step if self._capture is not None else None
+            self._writer.close(status=status, error=msg, last_step=last,
                                ended=datetime.now(timezone.utc).isoformat())
 
     def _remove_hooks(self) -> None:

@@ -1,6 +1,6 @@
 """The flight recorder: the last K steps of per-layer statistics in a bounded ring buffer.
 
-Memory is fixed at construction (K x layers x stats float32 plus a mask), whatever the run
+Memory is fixed at construction (K x layers x stats float64 plus a mask), whatever the run
 length. `window()` freezes the buffer into a `Window` that is stored with every event, so the
 engine can see what led up to it.
 """
@@ -24,7 +24,7 @@ class FlightRecorder:
         self.stats = tuple(stats)
         self.capacity = capacity
         shape = (capacity, len(self.layers), len(self.stats))
-        self._values = np.full(shape, np.nan, dtype=np.float32)
+        self._values = np.full(shape, np.nan, dtype=np.float64)
         self._mask = np.zeros(shape, dtype=bool)
         self._steps = np.zeros(capacity, dtype=np.int64)
         self._count = 0  # steps pushed in total

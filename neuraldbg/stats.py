@@ -6,9 +6,12 @@ and copies it to the host once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -28,9 +31,6 @@ ACT_COLUMNS: tuple[str, ...] = (
     "act_has_nan",
 )
 N_ACT = len(ACT_COLUMNS)
-#: Columns of `tensor_stats` (inputs and targets).
-TENSOR_COLUMNS = ("max_abs", "mean", "std", "nonfinite", "has_nan")
-_INF = float("inf")
 
 
 def iter_tensors(obj: Any, depth: int = 0) -> Iterator[torch.Tensor]:
@@ -62,6 +62,43 @@ def _sample(x: torch.Tensor, max_elems: int) -> torch.Tensor:
     return flat[:: (n + max_elems - 1) // max_elems]
 
 
+def moments(x: torch.Tensor) -> torch.Tensor:
+    """min, max, sum and L2 norm of `x` in four cheap reductions (NaN propagates through all).
+
+    Mean, std and max|x| follow on the host (`stats_from_moments`); the non-finite count is
+    only counted when min or max shows a non-finite value.
+    """
+    x = x.detach()
+    if not x.is_floating_point():
+        x = x.float()
+    lo, hi = torch.aminmax(x)
+    return torch.stack([lo.float(), hi.float(), x.sum(dtype=torch.float32),
+                        torch.linalg.vector_norm(x, dtype=torch.float32)])
+
+
+def stats_from_moments(parts: Sequence[Sequence[float]], counts: Sequence[int]
+                       ) -> tuple[float, float, float, bool]:
+    """(max|x|, mean, std, finite) of the union of tensors, from their `moments`."""
+    n = sum(counts)
+    lo = min(p[0] for p in parts)
+    hi = max(p[1] for p in parts)
+    if not all(math.isfinite(p[0]) and math.isfinite(p[1]) for p in parts):
+        return math.nan, math.nan, math.nan, False
+    total = sum(p[2] for p in parts)
+    sq = sum(p[3] ** 2 for p in parts)
+    mean = total / max(n, 1)
+    var = max(sq / max(n, 1) - mean * mean, 0.0) * (n / (n - 1) if n > 1 else 0.0)
+    return max(abs(lo), abs(hi)), mean, math.sqrt(var), True
+
+
+def nonfinite_count(tensors: Sequence[torch.Tensor]) -> tuple[float, bool]:
+    """Exact number of non-finite values in `tensors` and whether any is NaN (one sync)."""
+    counts = torch.stack([(~torch.isfinite(t.detach())).sum().float() for t in tensors]).sum()
+    nans = torch.stack([torch.isnan(t.detach()).any().float() for t in tensors]).amax()
+    c, n = torch.stack([counts, nans]).tolist()
+    return float(c), bool(n)
+
+
 def activation_stats(module: nn.Module, x: torch.Tensor, kind: ActivationKind,
                      max_elems: int = 1 << 18) -> torch.Tensor:
     """max|a|, mean, std, saturated / zero / dead fractions, non-finite count, headroom, has-NaN.
@@ -71,46 +108,33 @@ def activation_stats(module: nn.Module, x: torch.Tensor, kind: ActivationKind,
     do not apply to `kind` are NaN (the monitor marks them as not observed).
     """
     x = x.detach()
-    nan = x.new_full((), float("nan"), dtype=torch.float32)
-    max_abs = torch.linalg.vector_norm(x, ord=_INF).float()
-    finite = torch.isfinite(x)
-    nonfinite = (x.numel() - finite.sum()).float()
-    has_nan = torch.isnan(x).any().float()
-    s = _sample(x, max_elems).float()
-    if s.numel() > 1:
-        std, mean = torch.std_mean(s)
+    nan = torch.full((), float("nan"), device=x.device)
+    lo, hi = torch.aminmax(x)
+    max_abs = torch.maximum(hi.float(), -lo.float())
+    max_abs = torch.where(torch.isnan(lo) | torch.isnan(hi), nan, max_abs)
+    nonfinite = (x.numel() - torch.isfinite(x).sum()).float()
+    has_nan = (torch.isnan(lo) | torch.isnan(hi)).float()
+    s = _sample(x, max_elems)
+    n = s.numel()
+    mean = s.sum(dtype=torch.float32) / n
+    if n > 1:
+        sq = torch.linalg.vector_norm(s, dtype=torch.float32) ** 2 / n
+        std = ((sq - mean * mean).clamp_min(0.0) * (n / (n - 1))).sqrt()
     else:
-        mean, std = s.mean(), torch.zeros_like(nan)
+        std = torch.zeros_like(nan)
     sat = saturation_mask(module, s).float().mean() if kind == ActivationKind.SATURATING else nan
     if kind == ActivationKind.RELU:
-        zeros = s == 0
-        zero = zeros.float().mean()
+        zero = (s == 0).float().mean()
         if x.dim() >= 2 and x.shape[0] > 1:
-            alive = (x.reshape(x.shape[0], -1) != 0).any(0)
-            dead = 1.0 - alive.float().mean()
+            dead = 1.0 - (x.reshape(x.shape[0], -1) != 0).any(0).float().mean()
         else:
             dead = zero
     else:
         zero = dead = nan
     fmax = torch.finfo(x.dtype).max
     headroom = fmax / max_abs.double().clamp_min(1e-300)
-    return torch.stack([max_abs, mean, std, sat, zero, dead, nonfinite, headroom.float(), has_nan])
-
-
-def tensor_stats(x: torch.Tensor) -> torch.Tensor:
-    """max|x|, mean, std, non-finite count and has-NaN of an input or target batch."""
-    x = x.detach()
-    if not x.is_floating_point():
-        x = x.float()
-    max_abs = torch.linalg.vector_norm(x, ord=_INF).float()
-    nonfinite = (x.numel() - torch.isfinite(x).sum()).float()
-    has_nan = torch.isnan(x).any().float()
-    xf = x.float().reshape(-1)
-    if xf.numel() > 1:
-        std, mean = torch.std_mean(xf)
-    else:
-        mean, std = xf.mean(), torch.zeros((), device=x.device)
-    return torch.stack([max_abs, mean, std, nonfinite, has_nan])
+    return torch.stack([max_abs, mean, std, sat, zero, dead, nonfinite, headroom.float(),
+                        has_nan])
 
 
 def nonfinite_flags(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -129,72 +153,93 @@ def nonfinite_flags(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
     return torch.stack([o.to(out[0].device) for o in out])
 
 
-class NormGrouper:
-    """Per-unit L2 norms of parameters (or their gradients) in one foreach reduction.
+@dataclass(frozen=True)
+class ParamNorms:
+    """L2 norms of some of a model's parameters (or their gradients), still on the device.
 
-    Parameters shared by several units (tied weights) count in each unit; the global norm
-    counts each distinct parameter once.
+    `present[k]` says whether parameter k had a tensor (a gradient can be None); `norms` holds
+    the norms of the present ones, in order.
+    """
+
+    norms: torch.Tensor
+    present: tuple[bool, ...]
+
+
+class NormGrouper:
+    """Per-unit L2 norms of parameters or gradients: one foreach reduction on the device, the
+    grouping into units on the host.
+
+    Parameters shared by several units (tied weights) count in each unit; the global norm counts
+    each distinct parameter once.
     """
 
     def __init__(self, unit_params: Sequence[Sequence[nn.Parameter]]) -> None:
         self.n_units = len(unit_params)
         index: dict[int, int] = {}
         self.params: list[nn.Parameter] = []
-        pairs: list[tuple[int, int]] = []
+        src, dst = [], []
         for u, params in enumerate(unit_params):
             for p in params:
                 if id(p) not in index:
                     index[id(p)] = len(self.params)
                     self.params.append(p)
-                pairs.append((index[id(p)], u))
-        self._pairs = pairs
-
-    def _combine(self, tensors: Sequence[torch.Tensor | None]) -> tuple[torch.Tensor, list[bool]]:
-        """(per-unit norms [U] followed by the global norm, per-unit 'observed' flags)."""
-        have = {i: t for i, t in enumerate(tensors) if t is not None}
-        present = list(have)
-        observed = [False] * self.n_units
-        if not present:
-            return torch.full((self.n_units + 1,), float("nan")), observed
-        dense = [i for i in present if not have[i].is_sparse]
-        norms: dict[int, torch.Tensor] = {}
-        if dense:
-            # float64 accumulation: a float32 norm overflows to inf for finite values > ~1e19
-            found = torch._foreach_norm([have[i] for i in dense], 2, dtype=torch.float64)
-            for i, n in zip(dense, found, strict=True):
-                norms[i] = n
-        for i in present:
-            if have[i].is_sparse:
-                norms[i] = have[i].coalesce()._values().double().norm()
-        device = next(iter(norms.values())).device
-        sq = torch.stack([norms[i].double().to(device) for i in present]) ** 2
-        slot = {i: k for k, i in enumerate(present)}
-        src, dst = [], []
-        for p, u in self._pairs:
-            if p in slot:
-                src.append(slot[p])
+                src.append(index[id(p)])
                 dst.append(u)
-                observed[u] = True
-        per_unit = torch.zeros(self.n_units, dtype=torch.float64, device=device)
-        if src:
-            per_unit.index_add_(0, torch.tensor(dst, device=device),
-                                sq[torch.tensor(src, device=device)])
-        total = sq.sum().reshape(1)
-        return torch.cat([per_unit.sqrt(), total.sqrt()]), observed
+        self._src = np.array(src, dtype=np.int64)  # (parameter, unit) membership pairs
+        self._dst = np.array(dst, dtype=np.int64)
 
-    def grad_norms(self) -> tuple[torch.Tensor, list[bool]]:
-        return self._combine([p.grad for p in self.params])
+    def measure(self, tensors: Sequence[torch.Tensor | None]) -> ParamNorms | None:
+        """Launch the norms of `tensors` (one per parameter); None when none is present."""
+        have = [t for t in tensors if t is not None]
+        if not have:
+            return None
+        present = tuple(t is not None for t in tensors)
+        dense = [t for t in have if not t.is_sparse]
+        found = iter(torch._foreach_norm(dense)) if dense else iter(())
+        norms = [next(found) if not t.is_sparse else t.coalesce()._values().norm()
+                 for t in have]
+        out = torch.stack([n.to(norms[0].device, torch.float32) for n in norms])
+        return ParamNorms(out, present)
 
-    def weight_norms(self) -> tuple[torch.Tensor, list[bool]]:
-        return self._combine([p.detach() for p in self.params])
+    @staticmethod
+    def refine(values: list[float], tensors: Sequence[torch.Tensor | None]) -> list[float]:
+        """Recompute in float64 the norms that came back inf: a float32 norm overflows for
+        finite values above ~1e19 (an extra sync, only on such a step)."""
+        have = [t for t in tensors if t is not None]
+        out = list(values)
+        for k, v in enumerate(values):
+            if v == math.inf and not have[k].is_sparse:
+                out[k] = float(torch.linalg.vector_norm(have[k].detach(), dtype=torch.float64))
+        return out
 
-    def update_norms(self, previous: Sequence[torch.Tensor]) -> tuple[torch.Tensor, list[bool]]:
+    def group(self, values: Sequence[float], present: Sequence[bool]
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+        """(per-unit norms, per-unit observed mask, global norm) from the fetched values."""
+        mask = np.array(present, dtype=bool)
+        sq = np.zeros(len(self.params))
+        with np.errstate(over="ignore", invalid="ignore"):
+            sq[mask] = np.square(values)
+            per_unit = np.sqrt(np.bincount(self._dst, weights=sq[self._src],
+                                           minlength=self.n_units))
+            total = float(np.sqrt(sq.sum()))
+        observed = np.bincount(self._dst, weights=mask[self._src],
+                               minlength=self.n_units) > 0
+        per_unit[~observed] = np.nan
+        return per_unit, observed, total
+
+    def grad_norms(self) -> ParamNorms | None:
+        return self.measure([p.grad for p in self.params])
+
+    def weight_norms(self) -> ParamNorms | None:
+        return self.measure([p.detach() for p in self.params])
+
+    def update_norms(self, previous: Sequence[torch.Tensor]) -> ParamNorms | None:
         """Norms of w - w_prev, from buffers filled by `copy_weights`."""
         if not self.params:
-            return self._combine([])
+            return None
         with torch.no_grad():
             diffs = torch._foreach_sub([p.detach() for p in self.params], list(previous))
-        return self._combine(list(diffs))
+        return self.measure(diffs)
 
     def alloc_copies(self) -> list[torch.Tensor]:
         return [torch.empty_like(p, memory_format=torch.preserve_format) for p in self.params]

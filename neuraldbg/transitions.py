@@ -290,6 +290,7 @@ class LossState:
     diverge_streak: int = 0
     plateau_level: float | None = None  # fitted smoothed loss at plateau entry; None: no plateau
     plateau_streak: int = 0  # consecutive steps clearly below the plateau level
+    seen: int = 0  # finite losses observed (the plateau test runs every plateau_window/20)
 
 
 def _plateau(hist: tuple[float, ...], sd: float, cfg: Thresholds) -> float | None:
@@ -323,7 +324,8 @@ def advance_loss(s: LossState, loss: float, cfg: Thresholds) -> tuple[LossState,
     above = low > 0 and smooth > cfg.diverge_factor * low
     hist = (*s.smoothed, smooth)[-w:]
     new = replace(s, recent=(*s.recent, loss)[-cfg.loss_window:], smoothed=hist, min_smooth=low,
-                  first_smooth=first, dev=dev, diverge_streak=s.diverge_streak + 1 if above else 0)
+                  first_smooth=first, dev=dev, diverge_streak=s.diverge_streak + 1 if above else 0,
+                  seen=s.seen + 1)
     r, to, meta = s.regime, s.regime, {}
     if r != State.LOSS_DIVERGING and new.diverge_streak >= cfg.diverge_patience:
         to, meta = State.LOSS_DIVERGING, {"rule": "diverge", "threshold": cfg.diverge_factor * low}
@@ -340,7 +342,8 @@ def advance_loss(s: LossState, loss: float, cfg: Thresholds) -> tuple[LossState,
             meta = {"rule": "exit", "threshold": cfg.spike_exit * med}
     elif r == State.LOSS_STEADY:
         level = None
-        if len(hist) == w and first > 0 and smooth > cfg.plateau_floor * first:  # not near zero
+        due = new.seen % max(1, w // 20) == 0  # a slow phenomenon: test it every w/20 steps
+        if due and len(hist) == w and first > 0 and smooth > cfg.plateau_floor * first:
             level = _plateau(hist, 1.22 * dev, cfg)
         if level is not None:
             to, meta = State.LOSS_PLATEAU, {"rule": "plateau", "threshold": cfg.plateau_rel}
@@ -409,8 +412,11 @@ class TransitionDetector:
         """Per-layer gradient L2 norms; `exact` optionally gives (non-finite count, has_nan).
         A non-finite norm only moves the finiteness machine (count 1 unless `exact` says)."""
         out: list[Event] = []
+        cfg, states = self.thresholds, self._states
         for layer, raw in norms.items():
             norm = float(raw)
+            if exact is None and self._quiet_grad(layer, norm, cfg, states):
+                continue
             count, has_nan = (exact[layer] if exact is not None and layer in exact
                               else (float(not math.isfinite(norm)), math.isnan(norm)))
             out += self.observe_grad_finiteness(step, layer, count, has_nan)
@@ -418,6 +424,27 @@ class TransitionDetector:
                 out += self._advance(step, layer, EventKind.GRAD, advance_grad, norm,
                                      self.thresholds)
         return out
+
+    @staticmethod
+    def _quiet_grad(layer: str, norm: float, cfg: Thresholds, states: dict[Any, Any]) -> bool:
+        """Fast path for the common case (it runs for every layer at every step): a finite
+        layer, healthy with nothing pending, whose norm stays inside its band. Only the baseline
+        moves, exactly as `advance_grad` would move it; anything else takes the full machine."""
+        g = states.get((layer, EventKind.GRAD))
+        f = states.get((layer, EventKind.GRAD_FINITE))
+        if g is None or g.regime is not State.GRAD_HEALTHY or g.streak or (
+                f is not None and f.level):
+            return False
+        if not (cfg.vanishing <= norm <= cfg.exploding) or norm <= 0.0:
+            return False
+        base = g.baseline(cfg)
+        if base is not None and not (base * cfg.relative_vanishing <= norm
+                                     <= base * cfg.relative_exploding):
+            return False
+        lx = math.log10(norm)
+        lb = lx if g.log_base is None else g.log_base + cfg.baseline_alpha * (lx - g.log_base)
+        states[(layer, EventKind.GRAD)] = GradState(State.GRAD_HEALTHY, lb, g.n + 1, 0)
+        return True
 
     def observe_activations(self, step: int, stats: Mapping[str, Mapping[str, float | None]],
                             kinds: Mapping[str, str]) -> list[Event]:
