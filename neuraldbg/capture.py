@@ -10,19 +10,17 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
 import torch
 from torch import nn
-from torch.autograd import Variable
 from torch.utils.hooks import RemovableHandle
 
-from causal.run import ActivationKind, Event, LayerStat
+from causal.run import LayerStat
 from causal.runfile import RunWriter
+from neuraldbg.analyze import Analyzer, RawStep
 from neuraldbg.dag_tracker import DagTracker
 from neuraldbg.gather import Gather
-from neuraldbg.nonfinite import origin_event
 from neuraldbg.recorder import FlightRecorder
 from neuraldbg.stats import (
     ACT_COLUMNS,
@@ -32,8 +30,6 @@ from neuraldbg.stats import (
     first_float,
     iter_tensors,
     moments,
-    nonfinite_count,
-    stats_from_moments,
 )
 from neuraldbg.transitions import TransitionDetector
 from neuraldbg.units import Unit
@@ -48,16 +44,24 @@ _HEALTHY = {"grad_healthy", "activation_healthy", "loss_steady", "loss_plateau",
             "activation_finite", "loss_finite", "input_finite"}
 
 
-@dataclass
-class StashEntry:
+class StashEntry(NamedTuple):
     """A module output of the current step, kept by reference for the non-finite hunt."""
 
     name: str
     unit: int  # index into units, -1 for containers and the root
     output: torch.Tensor
-    version: int
-    first_input: torch.Tensor | None
-    module_type: str
+    version: int  # the output's version counter when the hook saw it (in-place ops bump it)
+    args: Any  # the module's positional inputs
+    module: nn.Module
+
+    @property
+    def module_type(self) -> str:
+        return type(self.module).__name__
+
+    @property
+    def first_input(self) -> torch.Tensor | None:
+        a = self.args
+        return a[0] if a and isinstance(a[0], torch.Tensor) else None
 
 
 @dataclass
@@ -94,28 +98,6 @@ def _reduce_act(rows: list[torch.Tensor]) -> torch.Tensor:
     return out
 
 
-def _batch_stats(parts: list[tuple[torch.Tensor, int, torch.Tensor]], host: dict[str, list[float]],
-                 prefix: str) -> list[float] | None:
-    """[max|x|, mean, std, non-finite count, has NaN] of a step's input (or target) batches.
-    The count needs a second sync, only when a batch holds a non-finite value."""
-    if not parts:
-        return None
-    max_abs, mean, std, finite = stats_from_moments(
-        [host[f"{prefix}{k}"] for k in range(len(parts))], [n for _, n, _ in parts])
-    if finite:
-        return [max_abs, mean, std, 0.0, 0.0]
-    count, has_nan = nonfinite_count([t for _, _, t in parts])
-    return [max_abs, mean, std, count, float(has_nan)]
-
-
-def _applicable(stat: str, kind: str) -> bool:
-    if stat == LayerStat.ACT_SATURATED:
-        return kind == ActivationKind.SATURATING
-    if stat in (LayerStat.ACT_ZERO, LayerStat.ACT_DEAD):
-        return kind == ActivationKind.RELU
-    return True
-
-
 class StepCapture:
     """Holds the per-step state of one monitor; the monitor owns its lifetime."""
 
@@ -141,11 +123,9 @@ class StepCapture:
         self.dag: DagTracker | None = None
         self.nonfinite_episode = False
         self.escalate_until = -1
-        self.windows_written = 0
-        self.settings: dict[str, str] = {}
         self.steps_closed = 0
         self.last_step: int | None = None  # the last step written to the run file
-        self.input_scale: tuple[float, int] = (0.0, 0)  # EMA of log10 max|x|, count
+        self.analyzer = Analyzer(self)
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -184,17 +164,17 @@ class StepCapture:
             if not self.in_forward:
                 return
             try:
-                t = output if isinstance(output, torch.Tensor) else first_float(output)
+                t = output if type(output) is torch.Tensor else first_float(output)
                 if t is None or not t.is_floating_point():
                     return
                 b = self.buf
-                assert self.dag is not None
-                self.dag.on_call(name, args, output)
+                dag = self.dag
+                if dag is not None and (dag.recording or name not in dag.order):
+                    dag.on_call(name, args, output)
                 if b.full:
                     b.act.setdefault(idx, []).append(activation_stats(module, t, kind))
                 if b.stash_on:
-                    x = args[0] if args and isinstance(args[0], torch.Tensor) else None
-                    b.stash.append(StashEntry(name, idx, t, t._version, x, type(module).__name__))
+                    b.stash.append(StashEntry(name, idx, t, t._version, args, module))
             except Exception as e:
                 self.dbg._internal_error(f"forward hook of {name!r}", e)
 
@@ -208,6 +188,12 @@ class StepCapture:
             g = p.grad
             if not self.active or g is None:
                 return
+            b = self.buf
+            if not b.backward_seen:
+                b.backward_seen = True
+                scale = self._scale_tensor()  # the scale this backward pass used
+                if scale is not None:
+                    b.scale = scale.detach().reshape(-1)[:1].clone()
             if g.is_sparse:
                 self.buf.grad_norms[k] = g.coalesce()._values().norm()
             else:
@@ -229,11 +215,9 @@ class StepCapture:
         def hook(module: nn.Module, args: Any, output: Any) -> None:
             if not self.in_forward or not self.buf.stash_on:
                 return
-            t = output if isinstance(output, torch.Tensor) else first_float(output)
+            t = output if type(output) is torch.Tensor else first_float(output)
             if t is not None and t.is_floating_point():
-                x = args[0] if args and isinstance(args[0], torch.Tensor) else None
-                self.buf.stash.append(StashEntry(name, -1, t, t._version, x,
-                                                 type(module).__name__))
+                self.buf.stash.append(StashEntry(name, -1, t, t._version, args, module))
 
         return hook
 
@@ -271,32 +255,15 @@ class StepCapture:
         self.in_forward = False
         try:
             b = self.buf
-            tensors = list(iter_tensors(output))
-            t = next((x for x in tensors if x.is_floating_point()), None)
-            if b.stash_on and t is not None:
-                b.stash.append(StashEntry("", -1, t, t._version, None, type(module).__name__))
-            g = next((x for x in tensors if x.requires_grad), None)
-            if g is not None:
-                g.register_hook(self._on_output_grad)
-            assert self.dag is not None
-            self.dag.end_forward(requires_grad=g is not None)
+            t = output if type(output) is torch.Tensor else first_float(output)
+            if b.stash_on and t is not None and t.is_floating_point():
+                b.stash.append(StashEntry("", -1, t, t._version, (), module))
+            dag = self.dag
+            if dag is not None and (dag.recording or dag.dirty):
+                grad = any(x.requires_grad for x in iter_tensors(output))
+                dag.end_forward(requires_grad=grad)
         except Exception as e:
             self.dbg._internal_error("forward hook of the model", e)
-
-    def _on_output_grad(self, grad: torch.Tensor) -> None:
-        Variable._execution_engine.queue_callback(self._on_backward_end)
-
-    def _on_backward_end(self) -> None:
-        if not self.active:
-            return
-        try:
-            b = self.buf
-            b.backward_seen = True
-            scale = self._scale_tensor()
-            if scale is not None:
-                b.scale = scale.detach().reshape(-1)[:1].clone()
-        except Exception as e:
-            self.dbg._internal_error("backward callback", e)
 
     def _scale_tensor(self) -> torch.Tensor | None:
         scaler = self.dbg.scaler
@@ -400,121 +367,27 @@ class StepCapture:
                 g.add("wnorm", wnorm.norms)
                 g.add("unorm", unorm.norms)
         host = g.fetch()  # the one host-device synchronisation of the step
+        self.analyzer.submit(RawStep(
+            step=step, host=host, grads_present=grads.present if grads is not None else None,
+            weights_present=(wnorm.present, unorm.present)
+            if wnorm is not None and unorm is not None else None,
+            act_units=act_units, input_sizes=[n for _, n, _ in b.inputs],
+            target_sizes=[n for _, n, _ in b.targets],
+            float_losses=[float(x) for x in b.losses if not isinstance(x, torch.Tensor)],
+            optimizer_stepped=b.optimizer_stepped, full=b.full,
+            scaler=self.dbg.scaler is not None, settings=self._settings(b)), b)
 
-        n = len(self.units)
-        loss = None
-        if "loss" in host:
-            loss = host["loss"][0]
-        elif b.losses:
-            loss = float(np.mean([float(x) for x in b.losses]))
-        inp, tgt = _batch_stats(b.inputs, host, "in"), _batch_stats(b.targets, host, "tg")
-        grad_vals: list[float] | None = None
-        observed: list[bool] = []
-        if grads is not None:
-            vals = host["grads"]
-            if math.inf in vals:
-                vals = self.grouper.refine(vals, [p.grad for p in self.grouper.params])
-            per_unit, obs, total = self.grouper.group(vals, grads.present)
-            if "scale" in host and host["scale"][0] > 0:  # record unscaled gradients
-                per_unit, total = per_unit / host["scale"][0], total / host["scale"][0]
-            observed = obs.tolist()
-            grad_vals = [float(v) if o else 0.0 for v, o in zip(per_unit, obs, strict=True)]
-            grad_vals.append(total)
-        act = {i: host["act"][k * len(ACT_COLUMNS):(k + 1) * len(ACT_COLUMNS)]
-               for k, i in enumerate(act_units)} if act_units else {}
-        scaler_skip = self.dbg.scaler is not None and not b.optimizer_stepped
+    def _settings(self, b: StepBuffer) -> dict[str, str]:
+        """Rarely changing settings in force at this step (written only when they change)."""
+        settings = {"amp_dtype": b.amp}
+        opt = self.bound_optimizer() if self.bound_optimizer is not None else None
+        if opt is not None:
+            settings["optimizer"] = type(opt).__name__
+            for i, group in enumerate(opt.param_groups):
+                settings[f"lr/{i}"] = repr(float(group.get("lr", math.nan)))
+        return settings
 
-        # per-layer columns for the flight recorder
-        cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        if grad_vals is not None:
-            cols[LayerStat.GRAD_NORM] = (np.array(grad_vals[:n]), np.array(observed, dtype=bool))
-        if wnorm is not None and unorm is not None:
-            w, has, _ = self.grouper.group(host["wnorm"], wnorm.present)
-            u, _, _ = self.grouper.group(host["unorm"], unorm.present)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cols[LayerStat.WEIGHT_NORM] = (w, has)
-                cols[LayerStat.UPDATE_RATIO] = (u / w, has)
-        self._add_act_columns(cols, act)
-
-        events: list[Event] = []
-        nonfinite_now = self._nonfinite(loss, inp, tgt, grad_vals, act)
-        events += self.detector.observe_input(
-            step, (inp[3] if inp else 0.0) + (tgt[3] if tgt else 0.0),
-            bool((inp and inp[4] > 0) or (tgt and tgt[4] > 0)))
-        if loss is not None:
-            events += self.detector.observe_loss(step, loss)
-        if grad_vals is not None and not (scaler_skip and not math.isfinite(grad_vals[n])):
-            events += self.detector.observe_grads(
-                step, {self.names[i]: grad_vals[i] for i in range(n) if observed[i]})
-        outlier = inp is not None and self._input_outlier(inp[0])
-        abnormal = nonfinite_now or outlier or any(str(e.to_state) not in _HEALTHY
-                                                   for e in events)
-        if abnormal and not act and b.stash:
-            act = self._act_from_stash(b.stash)
-            self._add_act_columns(cols, act)
-        if act:
-            events += self.detector.observe_activations(
-                step,
-                {self.names[i]: dict(zip(ACT_COLUMNS, v, strict=True)) for i, v in act.items()},
-                {self.names[i]: self.kinds[i] for i in act},
-            )
-        if nonfinite_now and not self.nonfinite_episode:
-            self.nonfinite_episode = True
-            events.insert(0, origin_event(self, step, b, loss, inp, tgt, grad_vals, act,
-                                          scaler_skip))
-        elif not nonfinite_now:
-            self.nonfinite_episode = False
-
-        self.recorder.push(step, cols)
-        if events:
-            window = None
-            if self.windows_written < _MAX_WINDOWS:
-                window = self.recorder.window(step)
-                self.windows_written += 1
-            self.writer.add_events(events, window)
-        if abnormal or self.detector.abnormal():
-            self.escalate_until = step + self.schedule.escalate_steps
-        self._write_step(step, b, loss, inp, tgt, grad_vals, host)
-
-    def _input_outlier(self, max_abs: float) -> bool:
-        """A batch whose max|x| is 10x its recent scale (an EMA of log10 max|x| over normal
-        batches): a cheap abnormal signal that turns on full statistics."""
-        if not math.isfinite(max_abs) or max_abs <= 0:
-            return False
-        lx = math.log10(max_abs)
-        base, n = self.input_scale
-        outlier = n >= 5 and lx > base + 1.0
-        if not outlier:
-            self.input_scale = (lx if n == 0 else base + 0.1 * (lx - base), n + 1)
-        return outlier
-
-    def _nonfinite(self, loss: float | None, inp: list[float] | None, tgt: list[float] | None,
-                   grads: list[float] | None, act: dict[int, list[float]]) -> bool:
-        if loss is not None and not math.isfinite(loss):
-            return True
-        if (inp and inp[3] > 0) or (tgt and tgt[3] > 0):
-            return True
-        if grads is not None and not all(math.isfinite(v) for v in grads):
-            return True
-        nf = _ACT_COL[LayerStat.ACT_NONFINITE]
-        return any(v[nf] > 0 for v in act.values())
-
-    def _add_act_columns(self, cols: dict[str, tuple[np.ndarray, np.ndarray]],
-                         act: dict[int, list[float]]) -> None:
-        if not act:
-            return
-        n = len(self.units)
-        for k, stat in enumerate(ACT_COLUMNS):
-            if stat not in _LAYER_STATS:
-                continue
-            vals = np.full(n, np.nan)
-            mask = np.zeros(n, dtype=bool)
-            for i, v in act.items():
-                if _applicable(stat, self.kinds[i]):
-                    vals[i], mask[i] = v[k], True
-            cols[stat] = (vals, mask)
-
-    def _act_from_stash(self, stash: list[StashEntry]) -> dict[int, list[float]]:
+    def act_from_stash(self, stash: list[StashEntry]) -> dict[int, list[float]]:
         """Full activation statistics of the current step from the kept outputs (extra sync)."""
         g = Gather()
         rows: dict[int, list[torch.Tensor]] = {}
@@ -526,37 +399,10 @@ class StepCapture:
             g.add(str(i), _reduce_act(r))
         return {int(k): v for k, v in g.fetch().items()}
 
-    def _write_step(self, step: int, b: StepBuffer, loss: float | None, inp: list[float] | None,
-                    tgt: list[float] | None, grads: list[float] | None,
-                    host: dict[str, list[float]]) -> None:
-        n = len(self.units)
-        row: dict[str, float | None] = {
-            "loss": loss,
-            "grad_norm": grads[n] if grads is not None else None,
-            "scaler_scale": host["scale"][0] if "scale" in host else None,
-            "optimizer_stepped": 1.0 if b.optimizer_stepped else 0.0,
-            "full_stats": 1.0 if b.full else 0.0,
-        }
-        for prefix, vals in (("input", inp), ("target", tgt)):
-            if vals is not None:
-                row.update({f"{prefix}_max_abs": vals[0], f"{prefix}_mean": vals[1],
-                            f"{prefix}_std": vals[2], f"{prefix}_nonfinite": vals[3]})
-        self.writer.add_step(step, row)
-        settings = {"amp_dtype": b.amp}
-        opt = self.bound_optimizer() if self.bound_optimizer is not None else None
-        if opt is not None:
-            settings["optimizer"] = type(opt).__name__
-            for i, group in enumerate(opt.param_groups):
-                settings[f"lr/{i}"] = repr(float(group.get("lr", math.nan)))
-        for k, v in settings.items():
-            if self.settings.get(k) != v:
-                self.settings[k] = v
-                self.writer.add_setting(step, k, v)
-        self.writer.maybe_flush()
-
     def finish(self, step: int) -> None:
-        """Close the last step, store the final recorder window and the final DAG."""
+        """Close the last step, analyse what is queued, store the final recorder window."""
         self.close_step(step, advance=False)
+        self.analyzer.drain()
         if len(self.recorder):
             last = int(self.recorder.window(step).steps[-1])
             self.writer.add_window(self.recorder.window(last))

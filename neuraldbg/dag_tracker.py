@@ -40,6 +40,16 @@ class DagTracker:
             self._from_forward = True
         self.write(self.graph)
 
+    @property
+    def dirty(self) -> bool:
+        """A layer ran for the first time and the stored graph does not show it yet."""
+        return self._dirty
+
+    @property
+    def recording(self) -> bool:
+        """Whether the current forward is being recorded (every layer call must be reported)."""
+        return self._recorder is not None
+
     def begin_forward(self) -> None:
         self._new_this_forward = False
         record = self._from_forward and (

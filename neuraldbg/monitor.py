@@ -241,6 +241,8 @@ class NeuralDbg:
             raise MonitorStateError("the monitor has not started: use `with NeuralDbg(model) as "
                                     "dbg:` first")
         if self._state == "running":
+            if self._capture is not None:
+                self._capture.analyzer.drain()
             return self._writer.read()
         from causal.runfile import load_run
 

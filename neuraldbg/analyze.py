@@ -1,0 +1,309 @@
+"""The host side of a closed step: triage, the state machines, the flight recorder, the run file.
+
+Per-step Python runs right after the training step, when the CPU caches are full of the model's
+tensors, and costs several times what it costs warm. So a quiet step is only triaged (a few
+vectorised checks) and queued; the queue is analysed in batches of `BATCH` steps, in step order,
+which produces exactly the events an immediate analysis would. A step that triage flags (a
+non-finite value, a gradient or loss far from its recent scale, an input outlier, a machine
+already out of its healthy regime) is analysed at once, while its module outputs are still at
+hand for the non-finite hunt and for full statistics of that very step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from causal.run import Event, LayerStat
+from neuraldbg.nonfinite import origin_event
+from neuraldbg.stats import ACT_COLUMNS, nonfinite_count, stats_from_moments
+from neuraldbg.transitions import Thresholds
+
+if TYPE_CHECKING:
+    from neuraldbg.capture import StepBuffer, StepCapture
+
+BATCH = 16
+_MAX_WINDOWS = 256
+_LAYER_STATS = tuple(s.value for s in LayerStat)
+_NF = ACT_COLUMNS.index(LayerStat.ACT_NONFINITE)
+_NOT_SCALARS = {"act", "wnorm", "unorm"}  # may hold NaN ("does not apply") or inf by design
+_HEALTHY = {"grad_healthy", "activation_healthy", "loss_steady", "loss_plateau", "grad_finite",
+            "activation_finite", "loss_finite", "input_finite"}
+
+
+@dataclass
+class HostStep:
+    """Everything about one closed step that lives on the host (after the one sync)."""
+
+    step: int
+    loss: float | None
+    inp: list[float] | None  # [max|x|, mean, std, non-finite count, has NaN]
+    tgt: list[float] | None
+    grads: list[float] | None  # per unit (0.0 when not observed), then the global norm
+    observed: list[bool]
+    act: dict[int, list[float]]  # unit index -> ACT_COLUMNS values (full-statistics steps)
+    cols: dict[str, tuple[np.ndarray, np.ndarray]]  # recorder columns: (values, observed)
+    scale: float | None
+    scaler_skip: bool
+    optimizer_stepped: bool
+    full: bool
+    settings: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def nonfinite(self) -> bool:
+        if self.loss is not None and not math.isfinite(self.loss):
+            return True
+        if (self.inp and self.inp[3] > 0) or (self.tgt and self.tgt[3] > 0):
+            return True
+        if self.grads is not None and not all(math.isfinite(v) for v in self.grads):
+            return True
+        return any(v[_NF] > 0 for v in self.act.values())
+
+
+@dataclass
+class RawStep:
+    """A closed step as fetched from the device, before any host-side analysis."""
+
+    step: int
+    host: dict[str, list[float]]
+    grads_present: tuple[bool, ...] | None
+    weights_present: tuple[tuple[bool, ...], tuple[bool, ...]] | None
+    act_units: list[int]
+    input_sizes: list[int]
+    target_sizes: list[int]
+    float_losses: list[float]
+    optimizer_stepped: bool
+    full: bool
+    scaler: bool
+    settings: dict[str, str]
+
+
+class Triage:
+    """Cheap every-step checks that decide whether a step is analysed at once.
+
+    `urgent`: analyse now, with the step's module outputs at hand (a non-finite value, a
+    gradient above the absolute limit, a loss 3x its recent level, an input outlier). `alarm`:
+    a cheap signal is abnormal by itself (non-finite, input outlier), which turns on full
+    statistics. The state machines decide everything else, in step order.
+    """
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        self.cfg = thresholds
+        self.loss_level: float | None = None
+        self.input_scale: tuple[float, int] = (0.0, 0)
+
+    def input_outlier(self, max_abs: float) -> bool:
+        """max|x| 10x its recent scale (EMA of log10 over normal batches)."""
+        if not math.isfinite(max_abs) or max_abs <= 0:
+            return False
+        lx = math.log10(max_abs)
+        base, n = self.input_scale
+        outlier = n >= 5 and lx > base + 1.0
+        if not outlier:
+            self.input_scale = (lx if n == 0 else base + 0.1 * (lx - base), n + 1)
+        return outlier
+
+    def check(self, raw: RawStep) -> tuple[bool, bool]:
+        """(urgent, alarm) for one step, from its fetched values only."""
+        host = raw.host
+        nonfinite = not all(math.isfinite(sum(v)) for k, v in host.items()
+                            if k not in _NOT_SCALARS) or not all(
+            math.isfinite(x) for x in raw.float_losses)
+        if raw.act_units:
+            width = len(ACT_COLUMNS)
+            nonfinite = nonfinite or any(
+                host["act"][k * width + _NF] > 0 for k in range(len(raw.act_units)))
+        alarm = nonfinite
+        if "in0" in host:
+            lo, hi = host["in0"][0], host["in0"][1]
+            if self.input_outlier(max(abs(lo), abs(hi))):
+                alarm = True
+        urgent = alarm
+        loss = host["loss"][0] if "loss" in host else (
+            raw.float_losses[-1] if raw.float_losses else None)
+        if loss is not None and math.isfinite(loss):
+            level = self.loss_level
+            if level is not None and loss > 3.0 * abs(level) + 1e-12:
+                urgent = True
+            self.loss_level = loss if level is None else level + 0.1 * (loss - level)
+        if "grads" in host and max(host["grads"]) > self.cfg.exploding:
+            urgent = True
+        return urgent, alarm
+
+
+class Analyzer:
+    """Runs the state machines over closed steps (in order) and writes what they find."""
+
+    def __init__(self, cap: StepCapture) -> None:
+        self.cap = cap
+        self.triage = Triage(cap.detector.thresholds)
+        self.pending: list[RawStep] = []
+        self.windows_written = 0
+        self.settings: dict[str, str] = {}
+
+    def submit(self, raw: RawStep, live: StepBuffer) -> None:
+        """Queue a quiet step; analyse a flagged one at once (with its live buffer)."""
+        urgent, alarm = self.triage.check(raw)
+        if urgent or raw.act_units or self.cap.detector.abnormal():
+            self.drain()
+            self._analyse(self.to_host(raw, live), live, alarm)
+        else:
+            self.pending.append(raw)
+            if len(self.pending) >= BATCH:
+                self.drain()
+
+    def drain(self) -> None:
+        """Analyse every queued step, in order."""
+        pending, self.pending = self.pending, []
+        for raw in pending:
+            self._analyse(self.to_host(raw, None), None, False)
+
+    def to_host(self, raw: RawStep, live: StepBuffer | None) -> HostStep:
+        """Group parameter norms into layers, split statistics, unscale gradients."""
+        cap, host = self.cap, raw.host
+        grouper = cap.grouper
+        loss = host["loss"][0] if "loss" in host else (
+            float(np.mean(raw.float_losses)) if raw.float_losses else None)
+        scale = host["scale"][0] if "scale" in host else None
+        cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        grad_vals: list[float] | None = None
+        observed: list[bool] = []
+        if raw.grads_present is not None:
+            vals = host["grads"]
+            if math.inf in vals and live is not None:
+                vals = grouper.refine(vals, [p.grad for p in grouper.params])
+            per_unit, obs, total = grouper.group(vals, raw.grads_present)
+            if scale is not None and scale > 0:  # record unscaled gradients
+                per_unit, total = per_unit / scale, total / scale
+            observed = obs.tolist()
+            grad_vals = np.where(obs, per_unit, 0.0).tolist()
+            grad_vals.append(total)
+            cols[LayerStat.GRAD_NORM] = (per_unit, obs)
+        if raw.weights_present is not None:
+            w, has, _ = grouper.group(host["wnorm"], raw.weights_present[0])
+            u, _, _ = grouper.group(host["unorm"], raw.weights_present[1])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cols[LayerStat.WEIGHT_NORM] = (w, has)
+                cols[LayerStat.UPDATE_RATIO] = (u / w, has)
+        width = len(ACT_COLUMNS)
+        act = {i: host["act"][k * width:(k + 1) * width] for k, i in enumerate(raw.act_units)}
+        self.add_act_columns(cols, act)
+        return HostStep(
+            step=raw.step, loss=loss,
+            inp=_batch_stats(raw.input_sizes, host, "in", live.inputs if live else None),
+            tgt=_batch_stats(raw.target_sizes, host, "tg", live.targets if live else None),
+            grads=grad_vals, observed=observed, act=act, cols=cols, scale=scale,
+            scaler_skip=raw.scaler and not raw.optimizer_stepped,
+            optimizer_stepped=raw.optimizer_stepped, full=raw.full, settings=raw.settings,
+        )
+
+    def _analyse(self, hs: HostStep, live: StepBuffer | None, alarm: bool) -> None:
+        cap, det, step = self.cap, self.cap.detector, hs.step
+        n = len(cap.units)
+        events: list[Event] = []
+        nonfinite_now = hs.nonfinite
+        inp, tgt = hs.inp, hs.tgt
+        events += det.observe_input(
+            step, (inp[3] if inp else 0.0) + (tgt[3] if tgt else 0.0),
+            bool((inp and inp[4] > 0) or (tgt and tgt[4] > 0)))
+        if hs.loss is not None:
+            events += det.observe_loss(step, hs.loss)
+        grads = hs.grads
+        if grads is not None and not (hs.scaler_skip and not math.isfinite(grads[n])):
+            events += det.observe_grads(
+                step, {cap.names[i]: grads[i] for i in range(n) if hs.observed[i]})
+        abnormal = alarm or nonfinite_now or any(str(e.to_state) not in _HEALTHY
+                                                 for e in events)
+        act = hs.act
+        if abnormal and not act and live is not None and live.stash:
+            act = cap.act_from_stash(live.stash)
+            self.add_act_columns(hs.cols, act)
+        if act:
+            events += det.observe_activations(
+                step,
+                {cap.names[i]: dict(zip(ACT_COLUMNS, v, strict=True)) for i, v in act.items()},
+                {cap.names[i]: cap.kinds[i] for i in act},
+            )
+        if nonfinite_now and not cap.nonfinite_episode:
+            cap.nonfinite_episode = True
+            if live is not None:
+                events.insert(0, origin_event(cap, step, live, hs.loss, inp, tgt, grads, act,
+                                              hs.scaler_skip))
+        elif not nonfinite_now:
+            cap.nonfinite_episode = False
+        cap.recorder.push(step, hs.cols)
+        if events:
+            window = None
+            if self.windows_written < _MAX_WINDOWS:
+                window = cap.recorder.window(step)
+                self.windows_written += 1
+            cap.writer.add_events(events, window)
+        if abnormal or det.abnormal():
+            cap.escalate_until = max(cap.escalate_until, step + cap.schedule.escalate_steps)
+        self._write_step(hs)
+
+    def add_act_columns(self, cols: dict[str, tuple[np.ndarray, np.ndarray]],
+                        act: dict[int, list[float]]) -> None:
+        """Recorder columns of the activation statistics (fractions only where they apply)."""
+        if not act:
+            return
+        n, kinds = len(self.cap.units), self.cap.kinds
+        for k, stat in enumerate(ACT_COLUMNS):
+            if stat not in _LAYER_STATS:
+                continue
+            vals = np.full(n, np.nan)
+            mask = np.zeros(n, dtype=bool)
+            for i, v in act.items():
+                if _applicable(stat, kinds[i]):
+                    vals[i], mask[i] = v[k], True
+            cols[stat] = (vals, mask)
+
+    def _write_step(self, hs: HostStep) -> None:
+        n = len(self.cap.units)
+        row: dict[str, float | None] = {
+            "loss": hs.loss,
+            "grad_norm": hs.grads[n] if hs.grads is not None else None,
+            "scaler_scale": hs.scale,
+            "optimizer_stepped": 1.0 if hs.optimizer_stepped else 0.0,
+            "full_stats": 1.0 if hs.full else 0.0,
+        }
+        for prefix, vals in (("input", hs.inp), ("target", hs.tgt)):
+            if vals is not None:
+                row.update({f"{prefix}_max_abs": vals[0], f"{prefix}_mean": vals[1],
+                            f"{prefix}_std": vals[2], f"{prefix}_nonfinite": vals[3]})
+        writer = self.cap.writer
+        writer.add_step(hs.step, row)
+        for k, v in hs.settings.items():
+            if self.settings.get(k) != v:
+                self.settings[k] = v
+                writer.add_setting(hs.step, k, v)
+        writer.maybe_flush()
+
+
+def _batch_stats(sizes: list[int], host: dict[str, list[float]], prefix: str,
+                 live: list[tuple[Any, int, Any]] | None) -> list[float] | None:
+    """[max|x|, mean, std, non-finite count, has NaN] of a step's input (or target) batches.
+    The exact count needs the tensors (a second sync), only when a batch is non-finite."""
+    if not sizes:
+        return None
+    max_abs, mean, std, finite = stats_from_moments(
+        [host[f"{prefix}{k}"] for k in range(len(sizes))], sizes)
+    if finite:
+        return [max_abs, mean, std, 0.0, 0.0]
+    if live:
+        count, has_nan = nonfinite_count([t for _, _, t in live])
+        return [max_abs, mean, std, count, float(has_nan)]
+    return [max_abs, mean, std, 1.0, 1.0]
+
+
+def _applicable(stat: str, kind: str) -> bool:
+    from causal.run import ActivationKind
+
+    if stat == LayerStat.ACT_SATURATED:
+        return kind == ActivationKind.SATURATING
+    if stat in (LayerStat.ACT_ZERO, LayerStat.ACT_DEAD):
+        return kind == ActivationKind.RELU
+    return True
