@@ -17,7 +17,7 @@ from causal.run import LayerGraph
 from neuraldbg.dag import DagTraceError, ForwardGraphRecorder, dag_with_updates, trace_fx
 from neuraldbg.units import Unit
 
-QUIET_FORWARDS = 20
+QUIET_FORWARDS = 3
 
 
 class DagTracker:

@@ -72,11 +72,16 @@ def format_run(run: Run, max_events: int = 25) -> str:
         lines.append("No transitions" + (" before it." if origin is not None else "."))
     else:
         title = "Transitions that led to it" if origin is not None else "Transitions"
-        skipped = max(0, len(shown) - max_events)
-        lines.append(f"{title} ({len(shown)}" + (f", last {max_events} shown)" if skipped else ")"))
-        for e in shown[-max_events:]:
-            lines.append(
-                f"  step {e.step} . {layer_label(run, e.layer_name)}: "
-                f"{e.from_state} -> {e.to_state} ({e.value:.3g})"
-            )
+        if len(shown) > max_events:  # the onset and the end matter most
+            head = max_events // 3
+            lines.append(f"{title} ({len(shown)}; the first {head} and the last "
+                         f"{max_events - head})")
+            picked = [*shown[:head], None, *shown[len(shown) - (max_events - head):]]
+        else:
+            lines.append(f"{title} ({len(shown)})")
+            picked = list(shown)
+        for e in picked:
+            lines.append("  ..." if e is None else
+                         f"  step {e.step} . {layer_label(run, e.layer_name)}: "
+                         f"{e.from_state} -> {e.to_state} ({e.value:.3g})")
     return "\n".join(lines)
