@@ -25,7 +25,7 @@ from neuraldbg.transitions import Thresholds
 if TYPE_CHECKING:
     from neuraldbg.capture import StepBuffer, StepCapture
 
-BATCH = 16
+BATCH = 32
 _MAX_WINDOWS = 256
 _LAYER_STATS = tuple(s.value for s in LayerStat)
 _NF = ACT_COLUMNS.index(LayerStat.ACT_NONFINITE)

@@ -64,7 +64,7 @@ class StashEntry(NamedTuple):
         return a[0] if a and isinstance(a[0], torch.Tensor) else None
 
 
-@dataclass
+@dataclass(slots=True)
 class StepBuffer:
     """Everything captured during one step, before it is closed."""
 
@@ -126,6 +126,8 @@ class StepCapture:
         self.steps_closed = 0
         self.last_step: int | None = None  # the last step written to the run file
         self.analyzer = Analyzer(self)
+        self._settings_key: tuple[Any, ...] = ()
+        self._settings_last: dict[str, str] = {}
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -236,7 +238,9 @@ class StepCapture:
                 self._begin_step()
             b = self.buf
             b.forwards += 1
-            x = first_float((args, kwargs))
+            x = args[0] if args and type(args[0]) is torch.Tensor else None
+            if x is None or not x.is_floating_point():
+                x = first_float((args, kwargs))
             if x is None:
                 x = next(iter_tensors((args, kwargs)), None)
             if x is not None and x.numel():
@@ -379,12 +383,17 @@ class StepCapture:
 
     def _settings(self, b: StepBuffer) -> dict[str, str]:
         """Rarely changing settings in force at this step (written only when they change)."""
-        settings = {"amp_dtype": b.amp}
         opt = self.bound_optimizer() if self.bound_optimizer is not None else None
+        lrs = tuple(g.get("lr") for g in opt.param_groups) if opt is not None else ()
+        key = (b.amp, id(opt), lrs)
+        if key == self._settings_key:
+            return self._settings_last
+        settings = {"amp_dtype": b.amp}
         if opt is not None:
             settings["optimizer"] = type(opt).__name__
-            for i, group in enumerate(opt.param_groups):
-                settings[f"lr/{i}"] = repr(float(group.get("lr", math.nan)))
+            for i, lr in enumerate(lrs):
+                settings[f"lr/{i}"] = repr(float(lr if lr is not None else math.nan))
+        self._settings_key, self._settings_last = key, settings
         return settings
 
     def act_from_stash(self, stash: list[StashEntry]) -> dict[int, list[float]]:

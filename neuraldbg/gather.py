@@ -27,7 +27,12 @@ class Gather:
         """Copy everything to the host (the one sync) and split it back by name."""
         if not self._parts:
             return {}
-        device = self._parts[0].device
-        flat = torch.cat([p.to(device=device, dtype=torch.float64) for p in self._parts])
+        first = self._parts[0]
+        device, dtype = first.device, first.dtype
+        same = all(p.device == device and p.dtype == dtype for p in self._parts)
+        if same and dtype in (torch.float32, torch.float64):
+            flat = torch.cat(self._parts)
+        else:
+            flat = torch.cat([p.to(device=device, dtype=torch.float64) for p in self._parts])
         values = flat.tolist()
         return {name: values[a:b] for name, (a, b) in self._slices.items()}

@@ -366,3 +366,20 @@ def test_module_does_not_import_torch() -> None:
     names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     assert not any(name.split(".")[0] == "torch" for name in names)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(min_value=1e-9, max_value=1e6), min_size=1, max_size=120))
+def test_grad_fast_path_matches_the_pure_machine(norms):
+    """The detector's fast path for quiet layers must be invisible: same states, same events."""
+    cfg = Thresholds()
+    det = TransitionDetector(cfg)
+    state, expected = GradState(), []
+    for step, norm in enumerate(norms):
+        state, tr = advance_grad(state, norm, cfg)
+        if tr is not None:
+            expected.append((step, tr.from_state, tr.to_state))
+        got = det.observe_grads(step, {"layer": norm})
+        assert [(e.step, e.from_state, e.to_state) for e in got] == [
+            x for x in expected if x[0] == step]
+        assert det._states[("layer", EventKind.GRAD)] == state
