@@ -15,7 +15,7 @@ import os
 import platform
 import uuid
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +164,7 @@ class NeuralDbg:
             msg = None if error is None else f"{type(error).__name__}: {error}"
             last = self._capture.last_step if self._capture is not None else None
             self._writer.close(status=status, error=msg, last_step=last,
-                               ended=datetime.now(timezone.utc).isoformat())
+                               ended=datetime.now(UTC).isoformat())
 
     def _remove_hooks(self) -> None:
         for h in self._handles:
@@ -175,7 +175,7 @@ class NeuralDbg:
         p = next(iter(self.model.parameters()), None)
         return {
             "run_id": uuid.uuid4().hex,
-            "created": datetime.now(timezone.utc).isoformat(),
+            "created": datetime.now(UTC).isoformat(),
             "status": "running",
             "neuraldbg_version": _VERSION,
             "torch_version": torch.__version__,

@@ -1,0 +1,28 @@
+"""The public API is small and pinned: adding or removing a name is a deliberate change."""
+
+from __future__ import annotations
+
+import causal
+import neuraldbg
+
+
+def test_neuraldbg_all():
+    assert sorted(neuraldbg.__all__) == sorted([
+        "ConfigError", "Event", "LayerGraph", "MonitorStateError", "NeuralDbg", "NeuralDbgError",
+        "NeuralDbgWarning", "RecordError", "Run", "RunFileError", "Schedule", "every",
+        "load_run",
+    ])
+    for name in neuraldbg.__all__:
+        assert getattr(neuraldbg, name) is not None
+
+
+def test_causal_all():
+    assert sorted(causal.__all__) == sorted(
+        ["Event", "LayerGraph", "NeuralDbgError", "Run", "RunFileError", "load_run"])
+    for name in causal.__all__:
+        assert getattr(causal, name) is not None
+
+
+def test_one_exception_root():
+    for name in ("ConfigError", "MonitorStateError", "RecordError", "RunFileError"):
+        assert issubclass(getattr(neuraldbg, name), neuraldbg.NeuralDbgError)
