@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -509,6 +509,3 @@ class Run:
         """Inverse of `to_json`: a run captured elsewhere can be diagnosed the same way."""
         return cls.from_dict(json.loads(text))
 
-
-def layer_names(nodes: Sequence[LayerNode]) -> list[str]:
-    return [n.name for n in nodes]

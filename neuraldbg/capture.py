@@ -1,8 +1,9 @@
-"""Per-step capture: the hooks, the step buffer, and what happens when a step closes.
+"""Per-step capture: the hooks, the step buffer, and closing a step.
 
 Hooks only keep references and launch device reductions; `close_step` copies everything of the
-step to the host once, runs the transition machines, hunts the first non-finite value, feeds the
-flight recorder and appends to the run file.
+step to the host in one transfer and hands it to the analyzer (`analyze.py`), which runs the
+transition machines, hunts the first non-finite value, feeds the flight recorder and appends to
+the run file.
 """
 
 from __future__ import annotations
@@ -39,9 +40,6 @@ if TYPE_CHECKING:
 
 _LAYER_STATS = tuple(s.value for s in LayerStat)
 _ACT_COL = {c: k for k, c in enumerate(ACT_COLUMNS)}
-_MAX_WINDOWS = 256
-_HEALTHY = {"grad_healthy", "activation_healthy", "loss_steady", "loss_plateau", "grad_finite",
-            "activation_finite", "loss_finite", "input_finite"}
 
 
 class StashEntry(NamedTuple):
@@ -114,7 +112,6 @@ class StepCapture:
         self.recorder = FlightRecorder(self.names, _LAYER_STATS, dbg.recorder_steps)
         self.active = True
         self.in_forward = False
-        self.explicit_steps = False
         self.buf = StepBuffer()
         self.optimizers: dict[int, bool] = {}
         self.bound_optimizer: weakref.ReferenceType[torch.optim.Optimizer] | None = None
@@ -123,7 +120,6 @@ class StepCapture:
         self.dag: DagTracker | None = None
         self.nonfinite_episode = False
         self.escalate_until = -1
-        self.steps_closed = 0
         self.last_step: int | None = None  # the last step written to the run file
         self.analyzer = Analyzer(self)
         self._settings_key: tuple[Any, ...] = ()
@@ -324,7 +320,6 @@ class StepCapture:
         except Exception as e:
             self.dbg._internal_error(f"closing step {step}", e)
         finally:
-            self.steps_closed += 1
             self.last_step = step
             if advance:
                 self.dbg._advance()

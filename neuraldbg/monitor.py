@@ -204,7 +204,6 @@ class NeuralDbg:
         value = int(value)
         if self._capture is not None and self._state == "running" and value != self._step:
             self._capture.close_step(self._step, advance=False)
-            self._capture.explicit_steps = True
         self._step = value
 
     def _advance(self) -> None:

@@ -30,7 +30,6 @@ ACT_COLUMNS: tuple[str, ...] = (
     LayerStat.ACT_HEADROOM,
     "act_has_nan",
 )
-N_ACT = len(ACT_COLUMNS)
 
 
 def iter_tensors(obj: Any, depth: int = 0) -> Iterator[torch.Tensor]:
@@ -135,22 +134,6 @@ def activation_stats(module: nn.Module, x: torch.Tensor, kind: ActivationKind,
     headroom = fmax / max_abs.double().clamp_min(1e-300)
     return torch.stack([max_abs, mean, std, sat, zero, dead, nonfinite, headroom.float(),
                         has_nan])
-
-
-def nonfinite_flags(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
-    """Per tensor: 0 finite, 1 has inf (no NaN), 2 has NaN. One small tensor, no sync."""
-    if not tensors:
-        return torch.zeros(0)
-    out = []
-    for t in tensors:
-        t = t.detach()
-        if not t.is_floating_point():
-            out.append(torch.zeros((), device=t.device))
-            continue
-        nan = torch.isnan(t).any()
-        bad = ~torch.isfinite(t).all()
-        out.append(bad.float() + nan.float())
-    return torch.stack([o.to(out[0].device) for o in out])
 
 
 @dataclass(frozen=True)
