@@ -76,6 +76,7 @@ class StepBuffer:
     inputs: list[tuple[torch.Tensor, int, torch.Tensor]] = field(default_factory=list)
     targets: list[tuple[torch.Tensor, int, torch.Tensor]] = field(default_factory=list)
     grad_norms: dict[int, torch.Tensor] = field(default_factory=dict)  # param index -> norm
+    grad_seen: list[bool] = field(default_factory=list)  # per parameter, with `grad_vec`
     scale: torch.Tensor | None = None
     act: dict[int, list[torch.Tensor]] = field(default_factory=dict)
     stash: list[StashEntry] = field(default_factory=list)
@@ -108,6 +109,14 @@ class StepCapture:
         self.kinds = [str(u.kind) for u in units]
         self.grouper = NormGrouper([u.params for u in units])
         self.param_ids = {id(p) for p in self.grouper.params}
+        # gradient norms are written by the hooks straight into one preallocated vector (one
+        # view per parameter) when all parameters share a device; else into a dict
+        devices = {p.device for p in self.grouper.params}
+        self.grad_vec: torch.Tensor | None = None
+        self.grad_views: list[torch.Tensor] = []
+        if len(devices) == 1:
+            self.grad_vec = torch.zeros(len(self.grouper.params), device=devices.pop())
+            self.grad_views = [self.grad_vec[k] for k in range(len(self.grouper.params))]
         self.detector = TransitionDetector(dbg.thresholds)
         self.recorder = FlightRecorder(self.names, _LAYER_STATS, dbg.recorder_steps)
         self.active = True
@@ -193,18 +202,30 @@ class StepCapture:
                 if scale is not None:
                     b.scale = scale.detach().reshape(-1)[:1].clone()
             if g.is_sparse:
-                self.buf.grad_norms[k] = g.coalesce()._values().norm()
+                b.grad_norms[k] = g.coalesce()._values().norm().float()
+            elif self.grad_views and b.grad_seen:
+                torch.linalg.vector_norm(g, dtype=torch.float32, out=self.grad_views[k])
+                b.grad_seen[k] = True
             else:
-                self.buf.grad_norms[k] = torch.linalg.vector_norm(
-                    g, dtype=None if g.dtype == torch.float32 else torch.float32)
+                b.grad_norms[k] = torch.linalg.vector_norm(g, dtype=torch.float32)
 
         return hook
 
     def _param_grad_norms(self, b: StepBuffer) -> ParamNorms | None:
         """The step's per-parameter gradient norms (from the hooks; a foreach pass when the
         gradients were set without a backward pass through this model)."""
-        if b.grad_norms:
-            slots = b.grad_norms
+        slots = b.grad_norms
+        if self.grad_vec is not None and any(b.grad_seen):
+            present = tuple(b.grad_seen)
+            if not slots:
+                return ParamNorms(self.grad_vec[list(present)] if not all(present)
+                                  else self.grad_vec, present)
+            vec = self.grad_vec.clone()
+            for k, n in slots.items():  # sparse gradients
+                vec[k] = n
+            present = tuple(p or (k in slots) for k, p in enumerate(present))
+            return ParamNorms(vec[list(present)], present)
+        if slots:
             present = tuple(k in slots for k in range(len(self.grouper.params)))
             return ParamNorms(torch.stack([slots[k] for k in sorted(slots)]), present)
         return self.grouper.grad_norms()
@@ -299,7 +320,8 @@ class StepCapture:
     def _begin_step(self) -> None:
         step = self.dbg.step
         full = bool(self.schedule.activations(step)) or step <= self.escalate_until
-        self.buf = StepBuffer(open=True, full=full, stash_on=self.schedule.stash or full)
+        self.buf = StepBuffer(open=True, full=full, stash_on=self.schedule.stash or full,
+                              grad_seen=[False] * len(self.grad_views))
 
     def _copy_weights(self) -> None:
         if self.weight_buffers is None:
