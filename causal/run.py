@@ -11,151 +11,28 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
+
+from causal.encoding import decode_float, encode_float, encode_json, same_values
+from causal.layer_graph import LayerGraph, LayerNode
+from causal.vocabulary import (
+    INPUT,
+    LOSS,
+    ActivationKind,
+    Direction,
+    EventKind,
+    LayerStat,
+    State,
+    StepStat,
+)
 
 SCHEMA_VERSION = 1
 
-#: Pseudo layer names for run-level signals (real module names never contain '<').
-LOSS = "<loss>"
-INPUT = "<input>"
-
-
-class EventKind(StrEnum):
-    """Which signal an event is about."""
-
-    GRAD = "grad"
-    ACTIVATION = "activation"
-    GRAD_FINITE = "grad_finite"
-    ACTIVATION_FINITE = "activation_finite"
-    LOSS = "loss"
-    LOSS_FINITE = "loss_finite"
-    INPUT_FINITE = "input_finite"
-    NONFINITE_ORIGIN = "nonfinite_origin"
-
-
-class State(StrEnum):
-    """Regimes of the per-layer and run-level state machines (`from_state` / `to_state`)."""
-
-    GRAD_VANISHING = "grad_vanishing"
-    GRAD_HEALTHY = "grad_healthy"
-    GRAD_EXPLODING = "grad_exploding"
-    ACTIVATION_HEALTHY = "activation_healthy"
-    ACTIVATION_SATURATED = "activation_saturated"
-    ACTIVATION_DEAD = "activation_dead"
-    ACTIVATION_EXPLODING = "activation_exploding"
-    GRAD_FINITE = "grad_finite"
-    GRAD_INF = "grad_inf"
-    GRAD_NAN = "grad_nan"
-    ACTIVATION_FINITE = "activation_finite"
-    ACTIVATION_INF = "activation_inf"
-    ACTIVATION_NAN = "activation_nan"
-    LOSS_FINITE = "loss_finite"
-    LOSS_INF = "loss_inf"
-    LOSS_NAN = "loss_nan"
-    INPUT_FINITE = "input_finite"
-    INPUT_INF = "input_inf"
-    INPUT_NAN = "input_nan"
-    LOSS_STEADY = "loss_steady"
-    LOSS_SPIKE = "loss_spike"
-    LOSS_DIVERGING = "loss_diverging"
-    LOSS_PLATEAU = "loss_plateau"
-    FINITE = "finite"
-    INF = "inf"
-    NAN = "nan"
-
-
-class Direction(StrEnum):
-    """Where the first non-finite value was born."""
-
-    INPUT = "input"
-    FORWARD = "forward"
-    LOSS = "loss"
-    BACKWARD = "backward"
-
-
-class LayerStat(StrEnum):
-    """Per-layer statistics kept by the flight recorder (columns of a `Window`)."""
-
-    ACT_MAX_ABS = "act_max_abs"
-    ACT_MEAN = "act_mean"
-    ACT_STD = "act_std"
-    ACT_SATURATED = "act_saturated_frac"
-    ACT_ZERO = "act_zero_frac"
-    ACT_DEAD = "act_dead_frac"
-    ACT_NONFINITE = "act_nonfinite"
-    ACT_HEADROOM = "act_headroom"
-    GRAD_NORM = "grad_norm"
-    WEIGHT_NORM = "weight_norm"
-    UPDATE_RATIO = "update_ratio"
-
-
-class StepStat(StrEnum):
-    """Per-step run-level scalars (columns of `Run.series`)."""
-
-    LOSS = "loss"
-    INPUT_MAX_ABS = "input_max_abs"
-    INPUT_MEAN = "input_mean"
-    INPUT_STD = "input_std"
-    INPUT_NONFINITE = "input_nonfinite"
-    TARGET_MAX_ABS = "target_max_abs"
-    TARGET_MEAN = "target_mean"
-    TARGET_STD = "target_std"
-    TARGET_NONFINITE = "target_nonfinite"
-    GRAD_NORM = "grad_norm"
-    SCALER_SCALE = "scaler_scale"
-    OPTIMIZER_STEPPED = "optimizer_stepped"
-    FULL_STATS = "full_stats"
-
-
-class ActivationKind(StrEnum):
-    """How a layer's output is judged: saturating (tanh, sigmoid...), ReLU family, or other."""
-
-    SATURATING = "saturating"
-    RELU = "relu"
-    OTHER = "other"
-
-
-# ---------------------------------------------------------------- float encoding (NaN-safe JSON)
-
-
-def encode_float(x: float | None) -> float | str | None:
-    """A float as JSON-safe value: non-finite values become the strings 'nan', 'inf', '-inf'."""
-    if x is None:
-        return None
-    x = float(x)
-    if math.isfinite(x):
-        return x
-    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-
-
-def decode_float(x: float | int | str | None) -> float | None:
-    """Inverse of `encode_float`."""
-    if x is None:
-        return None
-    return float(x)
-
-
-def _enc(obj: Any) -> Any:
-    """Recursively make an object JSON-safe (non-finite floats as strings)."""
-    if isinstance(obj, float):
-        return encode_float(obj)
-    if isinstance(obj, Mapping):
-        return {str(k): _enc(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_enc(v) for v in obj]
-    return obj
-
-
-def same_values(a: Any, b: Any) -> bool:
-    """Structural equality where NaN equals NaN (recorded NaNs must survive a round trip)."""
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(same_values(a[k], b[k]) for k in a)
-    return bool(a == b)
+__all__ = [
+    "INPUT", "LOSS", "SCHEMA_VERSION", "ActivationKind", "Direction", "Event", "EventKind",
+    "LayerGraph", "LayerNode", "LayerStat", "Run", "Series", "SettingChange", "State", "StepStat",
+    "Window", "decode_float", "encode_float", "encode_json", "same_values",
+]
 
 
 # ---------------------------------------------------------------- records
@@ -197,7 +74,7 @@ class Event:
             "from_state": str(self.from_state),
             "to_state": str(self.to_state),
             "value": encode_float(self.value),
-            "metadata": _enc(dict(self.metadata)),
+            "metadata": encode_json(dict(self.metadata)),
         }
 
     @classmethod
@@ -216,111 +93,6 @@ class Event:
         return (
             f"step {self.step} . {self.layer_name}: {self.from_state} -> {self.to_state}"
             f" ({self.value:.3g})"
-        )
-
-
-@dataclass(frozen=True)
-class LayerNode:
-    """One node of the layer DAG: a monitored module (or one extra call site of it).
-
-    `name` is unique in the graph; `module` is the qualified module name from
-    `model.named_modules()` (they differ only for the second and later call sites of a module
-    that could not be merged without a cycle, named `module#k`).
-    """
-
-    name: str
-    module: str
-    module_type: str
-    param_count: int
-    depth: int = 0
-    order: int = -1
-    ran: bool = False
-    activation_kind: str = ActivationKind.OTHER
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "module": self.module,
-            "module_type": self.module_type,
-            "param_count": self.param_count,
-            "depth": self.depth,
-            "order": self.order,
-            "ran": self.ran,
-            "activation_kind": str(self.activation_kind),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> LayerNode:
-        return cls(
-            name=str(d["name"]),
-            module=str(d.get("module", d["name"])),
-            module_type=str(d["module_type"]),
-            param_count=int(d["param_count"]),
-            depth=int(d.get("depth", 0)),
-            order=int(d.get("order", -1)),
-            ran=bool(d.get("ran", False)),
-            activation_kind=str(d.get("activation_kind", ActivationKind.OTHER)),
-        )
-
-
-@dataclass(frozen=True)
-class LayerGraph:
-    """The layer DAG: data-flow edges between monitored modules, and how it was built.
-
-    `method` is "fx" (torch.fx.symbolic_trace), "autograd" (one real forward pass, following
-    grad_fn chains and tensor identity) or "none" (not built yet, or the model never ran).
-    """
-
-    method: str = "none"
-    nodes: tuple[LayerNode, ...] = ()
-    edges: tuple[tuple[str, str], ...] = ()
-    notes: tuple[str, ...] = ()
-
-    def to_networkx(self) -> Any:
-        """A networkx DiGraph with the node attributes of `LayerNode`."""
-        import networkx as nx
-
-        g = nx.DiGraph()
-        for n in self.nodes:
-            attrs = n.to_dict()
-            attrs.pop("name")
-            g.add_node(n.name, **attrs)
-        g.add_edges_from(self.edges)
-        return g
-
-    def node(self, name: str) -> LayerNode | None:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        return None
-
-    def predecessors(self, name: str) -> list[str]:
-        return [a for a, b in self.edges if b == name]
-
-    def successors(self, name: str) -> list[str]:
-        return [b for a, b in self.edges if a == name]
-
-    def forward_order(self) -> list[str]:
-        """Node names in forward (execution) order; nodes that never ran come last."""
-        ran = sorted((n for n in self.nodes if n.order >= 0), key=lambda n: n.order)
-        rest = [n for n in self.nodes if n.order < 0]
-        return [n.name for n in ran] + [n.name for n in rest]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": self.method,
-            "nodes": [n.to_dict() for n in self.nodes],
-            "edges": [list(e) for e in self.edges],
-            "notes": list(self.notes),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> LayerGraph:
-        return cls(
-            method=str(d.get("method", "none")),
-            nodes=tuple(LayerNode.from_dict(n) for n in d.get("nodes", ())),
-            edges=tuple((str(a), str(b)) for a, b in d.get("edges", ())),
-            notes=tuple(str(s) for s in d.get("notes", ())),
         )
 
 
@@ -365,7 +137,7 @@ class Window:
             "steps": list(self.steps),
             "layers": list(self.layers),
             "stats": list(self.stats),
-            "values": _enc(self.values),
+            "values": encode_json(self.values),
         }
 
     @classmethod
@@ -421,7 +193,7 @@ class Series:
         return [(s, v) for s, v in zip(self.steps, col, strict=False) if v is not None]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"steps": list(self.steps), "columns": _enc(dict(self.columns))}
+        return {"steps": list(self.steps), "columns": encode_json(dict(self.columns))}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Series:
@@ -479,7 +251,7 @@ class Run:
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
-            "meta": _enc(dict(self.meta)),
+            "meta": encode_json(dict(self.meta)),
             "dag": self.dag.to_dict(),
             "events": [e.to_dict() for e in self.events],
             "series": self.series.to_dict(),

@@ -30,7 +30,7 @@ from causal.run import (
     SettingChange,
     StepStat,
     Window,
-    _enc,
+    encode_json,
 )
 
 _STEP_COLUMNS = [s.value for s in StepStat]
@@ -143,7 +143,7 @@ class RunWriter:
     def set_meta(self, **items: Any) -> None:
         self._db.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            [(k, json.dumps(_enc(v), allow_nan=False)) for k, v in items.items()],
+            [(k, json.dumps(encode_json(v), allow_nan=False)) for k, v in items.items()],
         )
         self._db.commit()
 
@@ -174,7 +174,8 @@ class RunWriter:
             " window_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (e.step, e.layer_name, str(e.kind), str(e.from_state), str(e.to_state),
-                 _store(e.value), json.dumps(_enc(dict(e.metadata)), allow_nan=False), window_id)
+                 _store(e.value), json.dumps(encode_json(dict(e.metadata)), allow_nan=False),
+                 window_id)
                 for e in events
             ],
         )
