@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from neuraldbg.capture import StepBuffer, StepCapture
 
 BATCH = 32
+INITIAL_STEPS = 3  # the first steps' window is always stored
 _MAX_WINDOWS = 256
 _LAYER_STATS = tuple(s.value for s in LayerStat)
 _NF = ACT_COLUMNS.index(LayerStat.ACT_NONFINITE)
@@ -142,6 +143,7 @@ class Analyzer:
         self.triage = Triage(cap.detector.thresholds)
         self.pending: list[RawStep] = []
         self.windows_written = 0
+        self.analysed = 0
         self.settings: dict[str, str] = {}
 
     def submit(self, raw: RawStep, live: StepBuffer) -> None:
@@ -235,12 +237,17 @@ class Analyzer:
         elif not nonfinite_now:
             cap.nonfinite_episode = False
         cap.recorder.push(step, hs.cols)
+        self.analysed += 1
         if events:
             window = None
             if self.windows_written < _MAX_WINDOWS:
                 window = cap.recorder.window(step)
                 self.windows_written += 1
             cap.writer.add_events(events, window)
+        elif self.analysed == INITIAL_STEPS:
+            # the run's first steps are evidence (activation scale against depth at step 0,
+            # the first update ratios): keep them even when nothing happens there
+            cap.writer.add_window(cap.recorder.window(step))
         if abnormal or det.abnormal():
             cap.escalate_until = max(cap.escalate_until, step + cap.schedule.escalate_steps)
         self._write_step(hs)
