@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from causal.diagnose import diagnose
 from causal.errors import (
     ConfigError,
     MonitorStateError,
@@ -15,6 +16,8 @@ from causal.errors import (
     RecordError,
     RunFileError,
 )
+from causal.hypothesis import Hypothesis
+from causal.registry import register_cause, register_symptom
 from causal.run import Event, LayerGraph, Run
 from causal.runfile import load_run
 
@@ -27,6 +30,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ConfigError",
     "Event",
+    "Hypothesis",
     "LayerGraph",
     "MonitorStateError",
     "NeuralDbg",
@@ -36,8 +40,11 @@ __all__ = [
     "Run",
     "RunFileError",
     "Schedule",
+    "diagnose",
     "every",
     "load_run",
+    "register_cause",
+    "register_symptom",
 ]
 
 _LAZY = {

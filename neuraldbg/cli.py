@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from causal.errors import NeuralDbgError
+from causal.run import Run
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -17,8 +18,30 @@ def _demo(args: argparse.Namespace) -> int:
           "NeuralDbg until its loss turns non-finite\n", flush=True)
     run = run_demo(path=args.path)
     print(format_run(run))
-    print(f"\nRun file: {run.path}\n  read it again with `neuraldbg show {run.path}` or "
-          "neuraldbg.load_run(path)")
+    print("\nDiagnosis (ranked root causes)")
+    _print_diagnosis(run)
+    print(f"\nRun file: {run.path}\n  diagnose it again with `neuraldbg diagnose {run.path}`, "
+          f"or read it with `neuraldbg show {run.path}` / neuraldbg.load_run(path)")
+    return 0
+
+
+def _print_diagnosis(run: Run, as_json: bool = False) -> None:
+    import json
+
+    from causal.diagnose import builtin_registry, collect_evidence, diagnose, format_diagnosis
+
+    hyps = diagnose(run)
+    if as_json:
+        print(json.dumps({"run": getattr(run, "path", None),
+                          "hypotheses": [h.to_dict() for h in hyps]}, indent=2))
+        return
+    print(format_diagnosis(run, hyps, collect_evidence(run, builtin_registry())))
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from causal.runfile import load_run
+
+    _print_diagnosis(load_run(args.run), args.json)
     return 0
 
 
@@ -39,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("demo", help="train the bundled failing run under the monitor")
     p.add_argument("--path", default=None, help="where to write the run file")
     p.set_defaults(func=_demo)
+    p = sub.add_parser("diagnose", help="ranked root causes of a recorded run")
+    p.add_argument("run", help="a run file (.ndbg)")
+    p.add_argument("--json", action="store_true", help="the hypotheses as JSON")
+    p.set_defaults(func=_diagnose)
     p = sub.add_parser("show", help="print a recorded run: first non-finite value, transitions")
     p.add_argument("run", help="a run file (.ndbg)")
     p.add_argument("--json", action="store_true", help="the whole run as JSON")

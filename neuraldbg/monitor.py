@@ -247,6 +247,12 @@ class NeuralDbg:
 
         return load_run(self.path)
 
+    def explain_failure(self) -> list[Any]:
+        """The ranked diagnosis of the run so far: the same as `diagnose(dbg.run)`."""
+        from causal.diagnose import diagnose
+
+        return diagnose(self.run)
+
     def _internal_error(self, where: str, e: BaseException) -> None:
         """A bug in neuraldbg must never stop training: warn once, stop recording, keep the run."""
         warnings.warn(

@@ -8,9 +8,9 @@ import neuraldbg
 
 def test_neuraldbg_all():
     assert sorted(neuraldbg.__all__) == sorted([
-        "ConfigError", "Event", "LayerGraph", "MonitorStateError", "NeuralDbg", "NeuralDbgError",
-        "NeuralDbgWarning", "RecordError", "Run", "RunFileError", "Schedule", "every",
-        "load_run",
+        "ConfigError", "Event", "Hypothesis", "LayerGraph", "MonitorStateError", "NeuralDbg",
+        "NeuralDbgError", "NeuralDbgWarning", "RecordError", "Run", "RunFileError", "Schedule",
+        "diagnose", "every", "load_run", "register_cause", "register_symptom",
     ])
     for name in neuraldbg.__all__:
         assert getattr(neuraldbg, name) is not None

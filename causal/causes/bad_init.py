@@ -1,0 +1,65 @@
+"""Bad initialisation: weights far too large or small for the depth.
+
+Symptoms: at step 0 the activation scale grows (or shrinks) geometrically from layer to layer;
+the trouble is there from the first steps; gradients explode or vanish. Distinguished from
+saturation (scale flat with depth, saturation building up later) and unscaled_inputs (the
+inputs themselves are huge) by the depth trend of the first step.
+Reference: He et al., "Delving Deep into Rectifiers" (ICCV 2015), section 2.2; Glorot & Bengio
+(AISTATS 2010).
+"""
+
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+
+from causal.cause import CauseNode
+from causal.hypothesis import Localization
+from causal.run import LayerStat, Run
+from causal.views import layer_series, module_type, param_layers
+
+
+class BadInit(CauseNode):
+    name = "bad_init"
+    prior = 0.05
+    summary = "Bad weight initialisation"
+    likelihoods = MappingProxyType({
+        "init_depth_trend": {"flat": 0.1, "growing": 0.6, "shrinking": 0.3},
+        "onset": {"none": 0.05, "start": 0.7, "early": 0.2, "late": 0.05},
+        "grad_regime": {"healthy": 0.1, "exploding": 0.4, "vanishing": 0.35, "both": 0.15},
+        "nonfinite_birth": {"none": 0.4, "input": 0.01, "forward_op": 0.02,
+                            "forward_layer": 0.4, "loss": 0.15, "backward": 0.02},
+        "loss_pattern": {"steady": 0.1, "spike_recover": 0.05, "oscillating": 0.1,
+                         "diverging": 0.35, "plateau": 0.4},
+        "input_scale": {"normal": 0.9, "large": 0.07, "huge": 0.03},
+    })
+
+    def localize(self, run: Run) -> Localization:
+        """The first layer with weights whose output scale departs from its input's: where the
+        geometric growth (or decay) starts."""
+        layers = param_layers(run)
+        series = layer_series(run, LayerStat.ACT_STD)
+        if not layers:
+            return Localization(None, 0)
+        first = min((pts[0][0] for pts in series.values()), default=0)
+        prev = None
+        for layer in layers:
+            v = dict(series.get(layer, [])).get(first)
+            if v is None or not math.isfinite(v) or v <= 0:
+                continue
+            if prev is not None and abs(math.log10(v / prev)) > math.log10(1.5):
+                return Localization(layers[0], first, ())
+            prev = v
+        return Localization(layers[0], first, ())
+
+    def describe(self, run: Run, loc: Localization) -> str:
+        where = f" from {loc.layer!r} ({module_type(run, loc.layer)}) on" if loc.layer else ""
+        return (f"Bad initialisation: the activation scale changes geometrically with depth"
+                f"{where} at step {loc.step or 0}")
+
+    def fixes(self, run: Run, loc: Localization) -> list[str]:
+        types = {n.module_type for n in run.dag.nodes}
+        relu = bool(types & {"ReLU", "LeakyReLU", "GELU", "SiLU"})
+        init = "kaiming_uniform_ (nonlinearity='relu')" if relu else "xavier_uniform_"
+        return [f"re-initialise the weights with torch.nn.init.{init}",
+                "or add normalisation (LayerNorm/BatchNorm) between layers"]

@@ -1,0 +1,65 @@
+"""Data outlier: one or a few corrupt, extreme or NaN batches in otherwise good data.
+
+Symptoms: one batch's max|x| is far from all others (robust z-score), or an input or target is
+non-finite; the run was calm before and fails late, right at that batch. Distinguished from
+unscaled_inputs (all batches large from step 0) and unsafe_op (inputs ordinary, an op fails).
+Reference: Northcutt et al., "Pervasive Label Errors in Test Sets" (NeurIPS 2021) for how
+common corrupt samples are; PyTorch forum reports of NaN loss from a single bad batch.
+"""
+
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+
+from causal.cause import CauseNode
+from causal.hypothesis import Localization
+from causal.run import INPUT, Run
+from causal.views import failure_step, robust_z
+
+
+class DataOutlier(CauseNode):
+    name = "data_outlier"
+    prior = 0.05
+    summary = "A corrupt or extreme input batch"
+    likelihoods = MappingProxyType({
+        "input_outlier": {"none": 0.05, "outlier": 0.55, "nonfinite": 0.4},
+        "onset": {"none": 0.02, "start": 0.03, "early": 0.25, "late": 0.7},
+        "nonfinite_birth": {"none": 0.25, "input": 0.4, "forward_op": 0.02,
+                            "forward_layer": 0.2, "loss": 0.1, "backward": 0.03},
+        "loss_pattern": {"steady": 0.35, "spike_recover": 0.45, "oscillating": 0.05,
+                         "diverging": 0.1, "plateau": 0.05},
+        "input_scale": {"normal": 0.9, "large": 0.08, "huge": 0.02},
+    })
+
+    def localize(self, run: Run) -> Localization:
+        """The step of the offending batch: the first non-finite input, else the largest
+        robust outlier of max|x| (or max|y|)."""
+        for column in ("input_nonfinite", "target_nonfinite"):
+            bad = [s for s, v in run.series.get(column) if v]
+            if bad:
+                chain = tuple(e for e in run.events if e.layer_name == INPUT and e.step == bad[0])
+                return Localization(INPUT, bad[0], chain)
+        stop = failure_step(run)
+        best: tuple[float, int] | None = None
+        for column in ("input_max_abs", "target_max_abs"):
+            pts = [(s, v) for s, v in run.series.get(column) if math.isfinite(v) and v > 0
+                   and (stop is None or s <= stop + 1)]
+            if len(pts) < 3:
+                continue
+            z = robust_z([math.log10(v) for _, v in pts])
+            k = max(range(len(z)), key=z.__getitem__)
+            if best is None or z[k] > best[0]:
+                best = (z[k], pts[k][0])
+        step = best[1] if best is not None else stop
+        chain = tuple(e for e in run.events if step is not None and step <= e.step <= step + 1)
+        return Localization(INPUT, step, chain[:6])
+
+    def describe(self, run: Run, loc: Localization) -> str:
+        return f"A corrupt or extreme input batch at step {loc.step} broke a calm run"
+
+    def fixes(self, run: Run, loc: Localization) -> list[str]:
+        return [f"inspect the batch of step {loc.step}: filter non-finite or extreme samples "
+                "(torch.isfinite(x).all(), a max|x| bound) before the forward pass",
+                "clip gradients (clip_grad_norm_) and use a robust loss (Huber/SmoothL1) so one "
+                "batch cannot wreck the weights"]

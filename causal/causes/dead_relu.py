@@ -1,0 +1,59 @@
+"""Dead ReLU: units stop firing for every input, their gradients stop, the loss plateaus.
+
+Symptoms: the fraction of ReLU units that are zero for the whole batch rises against the
+layer's own start (about half inactive per example is normal); gradients vanish; the loss
+plateaus; nothing becomes non-finite. Distinguished from saturation (tanh/sigmoid bounds) and
+bad_init (trend with depth at step 0) by the dying units.
+Reference: Lu et al., "Dying ReLU and Initialization" (2019); Maas et al., "Rectifier
+Nonlinearities Improve Neural Network Acoustic Models" (2013, LeakyReLU).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from causal.cause import CauseNode
+from causal.hypothesis import Localization
+from causal.run import ActivationKind, LayerStat, Run
+from causal.views import finite, forward_order, layer_series, module_type
+
+
+class DeadRelu(CauseNode):
+    name = "dead_relu"
+    prior = 0.04
+    summary = "Dead ReLU units"
+    likelihoods = MappingProxyType({
+        "dead_units": {"normal": 0.05, "rising": 0.35, "dead": 0.58, "no_relu": 0.02},
+        "loss_pattern": {"steady": 0.1, "spike_recover": 0.05, "oscillating": 0.05,
+                         "diverging": 0.05, "plateau": 0.75},
+        "grad_regime": {"healthy": 0.3, "exploding": 0.05, "vanishing": 0.55, "both": 0.1},
+        "nonfinite_birth": {"none": 0.94, "input": 0.01, "forward_op": 0.01,
+                            "forward_layer": 0.02, "loss": 0.01, "backward": 0.01},
+    })
+
+    def localize(self, run: Run) -> Localization:
+        """The ReLU layer with the most dead units (earliest in forward order on ties)."""
+        relu = {n.name for n in run.dag.nodes if n.activation_kind == ActivationKind.RELU}
+        dead = layer_series(run, LayerStat.ACT_DEAD)
+        order = forward_order(run)
+        scored = [(max(finite(v for _, v in pts), default=0.0), -order.get(k, 1 << 30), k)
+                  for k, pts in dead.items() if k in relu]
+        if not scored:
+            return Localization(None, None)
+        _, _, layer = max(scored)
+        events = tuple(e for e in run.events if e.layer_name == layer
+                       and e.to_state == "activation_dead")
+        step = events[0].step if events else None
+        return Localization(layer, step, events)
+
+    def describe(self, run: Run, loc: Localization) -> str:
+        if loc.layer is None:
+            return "Dead ReLU units stopped the gradients"
+        peak = max(finite(v for _, v in layer_series(run, LayerStat.ACT_DEAD).get(
+            loc.layer, [])), default=0.0)
+        return (f"Dead ReLU units in {loc.layer!r} ({module_type(run, loc.layer)}): "
+                f"{peak:.0%} never fire, the loss stalls")
+
+    def fixes(self, run: Run, loc: Localization) -> list[str]:
+        return ["use LeakyReLU/GELU instead of ReLU there", "lower the learning rate",
+                "kaiming_uniform_ init and a small positive bias (e.g. 0.01)"]

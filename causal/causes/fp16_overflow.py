@@ -1,0 +1,56 @@
+"""fp16 overflow: half-precision values pass 65504; the scaler is missing or broken.
+
+Symptoms: autocast float16 (or fp16 parameters); a layer's headroom to the dtype's maximum
+shrinks to nothing; the first non-finite value is an inf born in the forward (or the scaled
+backward); a GradScaler's scale keeps collapsing. Distinguished from lr_too_high and bad_init
+by the half-precision headroom: the same values would be finite in fp32.
+Reference: Micikevicius et al., "Mixed Precision Training" (ICLR 2018); PyTorch AMP docs
+(torch.amp.GradScaler).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from causal.cause import CauseNode
+from causal.hypothesis import Localization
+from causal.run import LayerStat, Run
+from causal.views import failure_step, finite, forward_order, layer_series, module_type
+
+
+class Fp16Overflow(CauseNode):
+    name = "fp16_overflow"
+    prior = 0.03
+    summary = "Half-precision overflow"
+    likelihoods = MappingProxyType({
+        "half_precision": {"fp32": 0.01, "ok": 0.09, "near_limit": 0.3, "overflow": 0.6},
+        "scaler": {"none": 0.5, "stable": 0.2, "collapsing": 0.3},
+        "nonfinite_birth": {"none": 0.1, "input": 0.01, "forward_op": 0.1,
+                            "forward_layer": 0.5, "loss": 0.14, "backward": 0.15},
+        "onset": {"none": 0.05, "start": 0.25, "early": 0.3, "late": 0.4},
+    })
+
+    def localize(self, run: Run) -> Localization:
+        """The first inf born in the forward pass, else the layer with the least headroom."""
+        origin = run.first_nonfinite
+        if origin is not None and origin.metadata.get("direction") == "forward":
+            return Localization(origin.layer_name, origin.step, (origin,))
+        heads = layer_series(run, LayerStat.ACT_HEADROOM, until=failure_step(run))
+        order = forward_order(run)
+        best = min(heads, default=None, key=lambda k: (
+            min(finite(v for _, v in heads[k]), default=float("inf")), order.get(k, 1 << 30)))
+        return Localization(best, origin.step if origin else failure_step(run),
+                            (origin,) if origin else ())
+
+    def describe(self, run: Run, loc: Localization) -> str:
+        where = f" in {loc.layer!r} ({module_type(run, loc.layer)})" if loc.layer else ""
+        return f"Half-precision overflow{where}: values passed the fp16 maximum (65504)"
+
+    def fixes(self, run: Run, loc: Localization) -> list[str]:
+        out = []
+        if not run.series.get("scaler_scale"):
+            out.append("use torch.amp.GradScaler with float16 autocast (none was passed)")
+        out += ["run under bfloat16 autocast instead of float16 (same range as fp32)",
+                f"keep {loc.layer!r} in float32 (autocast(enabled=False) around it)"
+                if loc.layer else "keep the overflowing op in float32"]
+        return out

@@ -1,0 +1,81 @@
+"""Learning rate too high: every update overshoots.
+
+Symptoms: update-to-weight ratios far above about 1e-3; gradients explode; the loss oscillates
+or diverges; the trouble starts early, with ordinary inputs and a flat activation scale at
+step 0. Distinguished from bad_init (trouble at step 0, scale grows with depth) and
+unscaled_inputs (huge inputs) by normal data and init with oversized updates.
+Reference: Karpathy, "A Recipe for Training Neural Networks" (2019), update/weight ratio ~1e-3;
+Goodfellow et al., Deep Learning (2016), section 8.3 (learning-rate choice).
+"""
+
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+
+from causal.cause import CauseNode
+from causal.hypothesis import Localization
+from causal.run import LayerStat, Run
+from causal.views import failure_step, finite, forward_order, layer_series
+
+
+def _lrs(run: Run) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for ch in run.settings:
+        if ch.key.startswith("lr/"):
+            try:
+                out[int(ch.key[3:])] = float(ch.value)
+            except ValueError:
+                continue
+    return out
+
+
+class LrTooHigh(CauseNode):
+    name = "lr_too_high"
+    prior = 0.08
+    summary = "Learning rate too high"
+    likelihoods = MappingProxyType({
+        "update_ratio": {"normal": 0.1, "high": 0.4, "very_high": 0.5},
+        "loss_pattern": {"steady": 0.05, "spike_recover": 0.1, "oscillating": 0.3,
+                         "diverging": 0.5, "plateau": 0.05},
+        "grad_regime": {"healthy": 0.15, "exploding": 0.6, "vanishing": 0.1, "both": 0.15},
+        "nonfinite_birth": {"none": 0.3, "input": 0.01, "forward_op": 0.03,
+                            "forward_layer": 0.4, "loss": 0.2, "backward": 0.06},
+        "onset": {"none": 0.05, "start": 0.1, "early": 0.55, "late": 0.3},
+        "input_scale": {"normal": 0.9, "large": 0.07, "huge": 0.03},
+        "init_depth_trend": {"flat": 0.9, "growing": 0.05, "shrinking": 0.05},
+    })
+
+    def localize(self, run: Run) -> Localization:
+        """The layer whose gradient explodes first (earliest in forward order on ties), or
+        the layer with the largest update ratio."""
+        stop = failure_step(run)
+        order = forward_order(run)
+        grads = [e for e in run.events if e.to_state == "grad_exploding"
+                 and (stop is None or e.step <= stop)]
+        if grads:
+            first = min(grads, key=lambda e: (e.step, order.get(e.layer_name, 1 << 30)))
+            chain = tuple(e for e in grads if e.step == first.step)
+            return Localization(first.layer_name, first.step, chain)
+        ratios = layer_series(run, LayerStat.UPDATE_RATIO, until=stop)
+        best = max(ratios, default=None, key=lambda k: max(finite(v for _, v in ratios[k]),
+                                                           default=0.0))
+        return Localization(best, stop, ())
+
+    def describe(self, run: Run, loc: Localization) -> str:
+        lrs = _lrs(run)
+        lr = f" (lr {lrs[0]:g})" if 0 in lrs else ""
+        where = f", first visible in {loc.layer!r}" if loc.layer else ""
+        when = f" at step {loc.step}" if loc.step is not None else ""
+        return f"Learning rate too high{lr}: updates overshoot{where}{when}"
+
+    def fixes(self, run: Run, loc: Localization) -> list[str]:
+        lrs = _lrs(run)
+        out = []
+        for group, lr in sorted(lrs.items()):
+            if math.isfinite(lr) and lr > 0:
+                out.append(f"lr is {lr:g} on param group {group}: try {lr / 10:g} with warmup")
+        if not out:
+            out.append("lower the learning rate 10x and add a warmup")
+        out.append("clip the gradient norm (torch.nn.utils.clip_grad_norm_) while tuning")
+        return out

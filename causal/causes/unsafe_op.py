@@ -1,0 +1,58 @@
+"""Unsafe op: a calm run hit by log(0), sqrt'(0), 0/0 or a log(softmax) collapse.
+
+Symptoms: the first non-finite value is born in a parameterless op on finite inputs (or in
+the loss, or in the backward pass of such an op), suddenly, while gradients and the loss were
+calm and the inputs ordinary. Distinguished from data_outlier (an extreme input batch) and
+lr_too_high / bad_init (scale grows before the failure) by the calm before it.
+Reference: PyTorch docs on numerical stability (torch.log_softmax instead of log(softmax));
+"Hunting for NaNs" reports: sqrt backward at 0 is inf.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from causal.cause import CauseNode
+from causal.hypothesis import Localization
+from causal.run import Run
+from causal.views import module_type
+
+
+class UnsafeOp(CauseNode):
+    name = "unsafe_op"
+    prior = 0.04
+    summary = "A numerically unsafe operation"
+    likelihoods = MappingProxyType({
+        "nonfinite_birth": {"none": 0.02, "input": 0.01, "forward_op": 0.55,
+                            "forward_layer": 0.05, "loss": 0.22, "backward": 0.15},
+        "onset": {"none": 0.02, "start": 0.2, "early": 0.28, "late": 0.5},
+        "grad_regime": {"healthy": 0.7, "exploding": 0.15, "vanishing": 0.1, "both": 0.05},
+        "loss_pattern": {"steady": 0.75, "spike_recover": 0.1, "oscillating": 0.05,
+                         "diverging": 0.05, "plateau": 0.05},
+        "input_outlier": {"none": 0.95, "outlier": 0.03, "nonfinite": 0.02},
+        "update_ratio": {"normal": 0.9, "high": 0.08, "very_high": 0.02},
+    })
+
+    def localize(self, run: Run) -> Localization:
+        origin = run.first_nonfinite
+        if origin is None:
+            return Localization(None, None)
+        return Localization(origin.layer_name, origin.step, (origin,))
+
+    def describe(self, run: Run, loc: Localization) -> str:
+        if loc.layer is None:
+            return "A numerically unsafe operation produced the first non-finite value"
+        origin = run.first_nonfinite
+        where = {"forward": "in the forward pass", "loss": "in the loss",
+                 "backward": "in the backward pass"}.get(
+            str(origin.metadata.get("direction")) if origin else "", "")
+        label = loc.layer if loc.layer.startswith("<") else (
+            f"{loc.layer!r} ({module_type(run, loc.layer)})")
+        state = origin.to_state if origin else "non-finite"
+        return f"An unsafe op in {label} produced {state} {where} at step {loc.step}".rstrip()
+
+    def fixes(self, run: Run, loc: Localization) -> list[str]:
+        return ["guard the op: torch.log(x.clamp_min(1e-12)), torch.sqrt(x + 1e-12), "
+                "x / (y + eps)",
+                "use fused stable forms: log_softmax / cross_entropy on logits, "
+                "binary_cross_entropy_with_logits"]

@@ -1,0 +1,50 @@
+"""Unscaled inputs: features or targets not normalised; huge loss and gradients from step 0.
+
+Symptoms: input or target magnitudes in the hundreds or more at the start; trouble from the
+first steps; gradients explode; the loss diverges or crawls. Distinguished from data_outlier
+(one batch) and bad_init (the weights, not the data, set the scale) by the data's own scale.
+Reference: LeCun et al., "Efficient BackProp" (1998), section 4.3 (normalising the inputs).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from causal.cause import CauseNode
+from causal.hypothesis import Localization
+from causal.run import Run
+from causal.views import finite, module_type
+
+
+class UnscaledInputs(CauseNode):
+    name = "unscaled_inputs"
+    prior = 0.05
+    summary = "Inputs or targets are not normalised"
+    likelihoods = MappingProxyType({
+        "input_scale": {"normal": 0.04, "large": 0.36, "huge": 0.6},
+        "onset": {"none": 0.05, "start": 0.7, "early": 0.2, "late": 0.05},
+        "grad_regime": {"healthy": 0.2, "exploding": 0.55, "vanishing": 0.1, "both": 0.15},
+        "loss_pattern": {"steady": 0.15, "spike_recover": 0.05, "oscillating": 0.15,
+                         "diverging": 0.4, "plateau": 0.25},
+        "nonfinite_birth": {"none": 0.45, "input": 0.01, "forward_op": 0.02,
+                            "forward_layer": 0.3, "loss": 0.2, "backward": 0.02},
+        "input_outlier": {"none": 0.9, "outlier": 0.08, "nonfinite": 0.02},
+    })
+
+    def localize(self, run: Run) -> Localization:
+        """The first layer that reads the inputs (a source of the layer DAG), at step 0."""
+        sources = [n for n in run.dag.forward_order() if not run.dag.predecessors(n)
+                   and (node := run.dag.node(n)) is not None and node.ran]
+        first = run.series.steps[0] if run.series.steps else 0
+        return Localization(sources[0] if sources else None, first, ())
+
+    def describe(self, run: Run, loc: Localization) -> str:
+        x = max(finite(v for _, v in run.series.get("input_max_abs")[:5]), default=None)
+        y = max(finite(v for _, v in run.series.get("target_max_abs")[:5]), default=None)
+        facts = ", ".join(f"max|{n}| {v:.3g}" for n, v in (("x", x), ("y", y)) if v is not None)
+        where = f" into {loc.layer!r} ({module_type(run, loc.layer)})" if loc.layer else ""
+        return f"Inputs or targets are not normalised ({facts}){where}"
+
+    def fixes(self, run: Run, loc: Localization) -> list[str]:
+        return ["standardise the features: (x - mean) / std computed on the training set",
+                "scale the targets too (and invert the scaling at prediction time)"]

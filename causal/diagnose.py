@@ -1,0 +1,92 @@
+"""diagnose(run): symptoms -> Bayesian network -> ranked, localized hypotheses.
+
+The pipeline: `collect_evidence` asks every registered symptom for its distribution on the run;
+the network (built once per registry version, cached) turns that into P(cause | evidence); each
+cause node above `min_confidence` localizes itself and becomes a `Hypothesis`, ranked by
+confidence. A run is called healthy when no cause reaches `REPORT_THRESHOLD`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from causal.hypothesis import Hypothesis
+from causal.registry import REGISTRY, Registry
+from causal.run import Run
+
+#: A cause is reported when its posterior reaches this; below it for all, the run is healthy.
+REPORT_THRESHOLD = 0.5
+_BUILTINS_LOADED: set[int] = set()
+
+
+def builtin_registry(registry: Registry = REGISTRY) -> Registry:
+    """`registry` with the built-in symptoms and causes registered (once; users' registrations
+    are kept, and a user's cause or symptom of the same name wins)."""
+    if id(registry) in _BUILTINS_LOADED:
+        return registry
+    from causal.causes import BUILTIN_CAUSES
+    from causal.symptoms import BUILTIN_SYMPTOMS
+
+    for sym in BUILTIN_SYMPTOMS:
+        if sym.name not in registry.symptoms():
+            registry.register_symptom(sym)
+    for cause in BUILTIN_CAUSES:
+        if cause.name not in registry.causes():
+            registry.register_cause(cause)
+    _BUILTINS_LOADED.add(id(registry))
+    return registry
+
+
+def collect_evidence(run: Run, registry: Registry) -> dict[str, dict[str, float]]:
+    """Every registered symptom's (validated) distribution on `run`."""
+    return {name: sym.evidence(run) for name, sym in registry.symptoms().items()}
+
+
+def posteriors(run: Run, registry: Registry | None = None) -> dict[str, float]:
+    """P(cause present | the run's symptoms) for every registered cause."""
+    from causal.network import get_network
+
+    reg = builtin_registry() if registry is None else registry
+    return get_network(reg).posteriors(collect_evidence(run, reg))
+
+
+def diagnose(run: Run, registry: Registry | None = None,
+             min_confidence: float = 0.05) -> list[Hypothesis]:
+    """Ranked hypotheses (highest confidence first) for every cause at or above
+    `min_confidence`; none of them reaching `REPORT_THRESHOLD` means a healthy run."""
+    reg = builtin_registry() if registry is None else registry
+    post = posteriors(run, reg)
+    causes = reg.causes()
+    ranked = sorted(post.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [causes[name].hypothesis(run, p) for name, p in ranked if p >= min_confidence]
+
+
+def is_healthy(hypotheses: list[Hypothesis], threshold: float = REPORT_THRESHOLD) -> bool:
+    return not any(h.confidence >= threshold for h in hypotheses)
+
+
+def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
+                     evidence: Mapping[str, Mapping[str, float]] | None = None,
+                     threshold: float = REPORT_THRESHOLD, max_evidence: int = 6) -> str:
+    """The report people read: `[0.91] description`, evidence lines, fix lines."""
+    lines: list[str] = []
+    if is_healthy(hypotheses, threshold):
+        lines.append(f"Healthy: no root cause reaches {threshold:.2f}.")
+        others = [h for h in hypotheses if h.confidence >= 0.1]
+        if others:
+            lines.append("  weaker candidates: " + ", ".join(
+                f"{h.cause} {h.confidence:.2f}" for h in others[:3]))
+        return "\n".join(lines)
+    for h in hypotheses:
+        if h.confidence < 0.1 and lines:
+            break
+        lines.append(str(h))
+        for ev in h.evidence[:max_evidence]:
+            lines.append(f"  step {ev.step} . {ev.layer_name}: {ev.from_state} -> "
+                         f"{ev.to_state} ({ev.value:.3g})")
+        for fix in h.fixes[:3]:
+            lines.append(f"  fix: {fix}")
+    if evidence:
+        shown = {k: max(v, key=v.__getitem__) for k, v in evidence.items()}
+        lines.append("symptoms: " + ", ".join(f"{k}={s}" for k, s in shown.items()))
+    return "\n".join(lines)

@@ -1,0 +1,191 @@
+"""The Bayesian network over root causes, assembled from the registry, validated once, cached.
+
+One binary node per cause ("absent"/"present", CPD = its prior) and one node per symptom that some
+cause mentions, with an edge from each cause to each symptom it raises. A symptom's CPD combines
+its parents log-linearly (a multiplicative noisy-OR generalised to categorical states): with the
+set S of present causes, P(s | S) is proportional to leak(s) * prod_{i in S} P_i(s) / leak(s),
+so one present cause gives exactly its own likelihoods and none gives the leak. Posteriors are
+exact (pgmpy `VariableElimination`), with each symptom observation as virtual (soft) evidence.
+
+pgmpy is imported lazily (it takes seconds and pulls torch when installed): `import causal` and
+`import causal.network` stay fast and torch-free until a network is built.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import itertools
+import math
+import warnings
+import weakref
+from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+from causal.errors import NeuralDbgError
+from causal.registry import REGISTRY, Registry
+from causal.symptom import check_states_distribution
+
+CAUSE_STATES = ("absent", "present")
+#: Floor for leak probabilities, so no state is impossible when every cause is absent.
+LEAK_FLOOR = 1e-6
+#: Above this many causes, query each cause separately instead of one joint over all causes.
+_JOINT_LIMIT = 16
+
+
+class NetworkError(NeuralDbgError, ValueError):
+    """The network cannot be built, or evidence does not fit it (unknown symptom or state)."""
+
+
+@functools.cache
+def _pgmpy() -> SimpleNamespace:
+    """Import pgmpy on first use, silencing the FutureWarnings it emits at import."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pgmpy.factors.discrete import TabularCPD
+        from pgmpy.inference import VariableElimination
+        from pgmpy.models import DiscreteBayesianNetwork
+    return SimpleNamespace(TabularCPD=TabularCPD, VariableElimination=VariableElimination,
+                           DiscreteBayesianNetwork=DiscreteBayesianNetwork)
+
+
+def combine(states: Sequence[str], leak: Mapping[str, float],
+            present: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """The symptom distribution when the causes whose likelihoods are `present` are present.
+
+    P(s) is proportional to leak(s) * prod_i P_i(s) / leak(s), with leak floored at LEAK_FLOOR.
+    If the present causes contradict each other outright (every state gets probability 0), each
+    P_i is floored at LEAK_FLOOR too, so the column stays a distribution.
+    """
+    lk = {s: max(leak.get(s, 0.0), LEAK_FLOOR) for s in states}
+    for floor in (0.0, LEAK_FLOOR):
+        w = {s: lk[s] * math.prod(max(p.get(s, 0.0), floor) / lk[s] for p in present)
+             for s in states}
+        total = math.fsum(w.values())
+        if total > 0.0:
+            return {s: w[s] / total for s in states}
+    raise AssertionError("unreachable: floored weights are positive")
+
+
+class CausalNetwork:
+    """The assembled network of one registry version; `posteriors(evidence)` is the query."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.version = registry.version
+        symptoms = registry.symptoms()
+        self._causes = registry.causes()
+        for sym in symptoms.values():
+            sym.check()
+        for cause in self._causes.values():
+            cause.check(symptoms)
+        self.causes: tuple[str, ...] = tuple(self._causes)
+        self.priors = {n: float(c.prior) for n, c in self._causes.items()}
+        parents: dict[str, list[str]] = {}
+        for name, cause in self._causes.items():
+            for sym_name in cause.likelihoods:
+                parents.setdefault(sym_name, []).append(name)
+        self.parents = {s: tuple(parents[s]) for s in symptoms if s in parents}
+        self.symptoms = {s: symptoms[s] for s in self.parents}
+        self.leaks = {s: sym.leak_distribution() for s, sym in self.symptoms.items()}
+        self._all_symptoms = symptoms
+        self.model = self._build()
+        self._ve = _pgmpy().VariableElimination(self.model)
+
+    def _build(self) -> Any:
+        pg = _pgmpy()
+        model = pg.DiscreteBayesianNetwork()
+        model.add_nodes_from([*self.causes, *self.symptoms])
+        model.add_edges_from([(c, s) for s, ps in self.parents.items() for c in ps])
+        cpds = [pg.TabularCPD(c, 2, [[1.0 - p], [p]], state_names={c: list(CAUSE_STATES)})
+                for c, p in self.priors.items()]
+        for s, ps in self.parents.items():
+            states = self.symptoms[s].states
+            cols = [self.column(s, [c for c, on in zip(ps, cfg, strict=True) if on])
+                    for cfg in itertools.product((False, True), repeat=len(ps))]
+            cpds.append(pg.TabularCPD(
+                s, len(states), [[col[st] for col in cols] for st in states],
+                evidence=list(ps), evidence_card=[2] * len(ps),
+                state_names={s: list(states), **{c: list(CAUSE_STATES) for c in ps}}))
+        model.add_cpds(*cpds)
+        try:
+            model.check_model()
+        except ValueError as e:
+            msg = str(e)
+            node = next((n for n in sorted(model.nodes(), key=len, reverse=True) if n in msg),
+                        "?")
+            raise NetworkError(
+                f"pgmpy's check_model() rejected node {node!r}: {msg}. Check the likelihoods "
+                "of the causes that point to it") from e
+        return model
+
+    def column(self, symptom: str, present: Sequence[str]) -> dict[str, float]:
+        """The symptom's CPD column when exactly the causes in `present` are present."""
+        liks = [self._causes[c].likelihoods[symptom] for c in present]
+        return combine(self.symptoms[symptom].states, self.leaks[symptom], liks)
+
+    def _virtual_evidence(self, evidence: Mapping[str, Mapping[str, float]]) -> list[Any]:
+        """Validate evidence and turn each in-network symptom into a virtual-evidence CPD."""
+        out = []
+        for name in sorted(evidence):
+            if name not in self._all_symptoms:
+                raise NetworkError(
+                    f"evidence for unknown symptom {name!r}; registered symptoms: "
+                    f"{sorted(self._all_symptoms)}")
+            sym = self._all_symptoms[name]
+            dist = check_states_distribution(
+                f"evidence for symptom {name!r}", sym.states, evidence[name], NetworkError)
+            if name in self.symptoms:  # a symptom no cause mentions carries no information
+                out.append(_pgmpy().TabularCPD(
+                    name, len(sym.states), [[dist[s]] for s in sym.states],
+                    state_names={name: list(sym.states)}))
+        return out
+
+    def posteriors(self, evidence: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+        """P(cause present | evidence) for every cause; evidence is symptom -> distribution.
+
+        Each distribution is virtual evidence (a one-hot one is a hard observation). Measured on
+        the 2-core development machine, 8 causes x 20 symptoms (2-4 states), evidence on all 20:
+        7.7 ms per call with 1-3 parents per symptom, 9.6 ms with all 8 causes on every symptom
+        (one joint elimination over the causes; building that network takes 5-41 ms).
+        """
+        virtual = self._virtual_evidence(evidence)
+        if not self.causes:
+            return {}
+        # pgmpy's query rebinds the engine to a model extended with virtual-evidence nodes; a
+        # shallow copy keeps the cached engine pristine (and the call thread-safe).
+        engine = copy.copy(self._ve) if virtual else self._ve
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            if len(self.causes) <= _JOINT_LIMIT:
+                result = engine.query(list(self.causes), virtual_evidence=virtual or None,
+                                      joint=False, show_progress=False)
+            else:
+                result = {c: copy.copy(engine).query(
+                    [c], virtual_evidence=virtual or None, show_progress=False)
+                    for c in self.causes}
+        return {c: float(result[c].get_value(**{c: "present"})) for c in self.causes}
+
+    def prior_posteriors(self) -> dict[str, float]:
+        """Posteriors with no evidence (equal to the priors: causes are independent roots)."""
+        return self.posteriors({})
+
+    def __repr__(self) -> str:
+        return (f"<CausalNetwork v{self.version}: {len(self.causes)} causes, "
+                f"{len(self.symptoms)} symptoms>")
+
+
+_CACHE: weakref.WeakKeyDictionary[Registry, CausalNetwork] = weakref.WeakKeyDictionary()
+
+
+def get_network(registry: Registry = REGISTRY) -> CausalNetwork:
+    """The network for `registry`, built and checked once per registry version, then cached.
+
+    The cache is keyed by the registry object (weakly, so a dropped registry cannot alias a new
+    one with the same id) and checked against `registry.version`.
+    """
+    net = _CACHE.get(registry)
+    if net is None or net.version != registry.version:
+        net = CausalNetwork(registry)
+        _CACHE[registry] = net
+    return net

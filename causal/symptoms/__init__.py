@@ -1,0 +1,12 @@
+"""The built-in symptoms: each a named discrete node with a few states and a Run -> state map."""
+
+from causal.symptoms.data import HalfPrecision, InputOutlier, InputScale, ScalerScale
+from causal.symptoms.failure import LossPattern, NonfiniteBirth, Onset
+from causal.symptoms.layers import DeadUnits, GradRegime, InitDepthTrend, Saturation, UpdateRatio
+
+BUILTIN_SYMPTOMS = (
+    NonfiniteBirth, Onset, LossPattern, GradRegime, Saturation, DeadUnits, InitDepthTrend,
+    UpdateRatio, InputOutlier, InputScale, HalfPrecision, ScalerScale,
+)
+
+__all__ = ["BUILTIN_SYMPTOMS"]

@@ -1,0 +1,114 @@
+"""Symptoms read from the data and the numeric format: input outliers, input/target scale at
+the start, half-precision headroom and the GradScaler's scale."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from causal.run import LayerStat, Run
+from causal.symptom import Symptom
+from causal.views import failure_step, finite, layer_series, robust_z
+
+
+class InputOutlier(Symptom):
+    """A single batch far from the others (robust z-score of log max|x|), or a non-finite
+    input or target, in otherwise ordinary data."""
+
+    name = "input_outlier"
+    states = ("none", "outlier", "nonfinite")
+    description = "one batch with extreme or non-finite values"
+    leak = MappingProxyType({"none": 0.93, "outlier": 0.05, "nonfinite": 0.02})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        stop = failure_step(run)
+        bad = [v for s, v in run.series.get("input_nonfinite") + run.series.get(
+            "target_nonfinite") if v and (stop is None or s <= stop)]
+        if bad:
+            return self.hard("nonfinite")
+        for column in ("input_max_abs", "target_max_abs"):
+            pts = [(s, v) for s, v in run.series.get(column)
+                   if math.isfinite(v) and v > 0 and (stop is None or s <= stop + 1)]
+            if len(pts) < 8:
+                continue
+            logs = [math.log10(v) for _, v in pts]
+            z = robust_z(logs)
+            top = max(range(len(z)), key=z.__getitem__)
+            others = logs[:top] + logs[top + 1:]
+            if z[top] > 8 and logs[top] - max(others) > 0.7:
+                return self.hard("outlier")
+        return self.hard("none")
+
+
+class InputScale(Symptom):
+    """Input and target magnitude at the start of the run: standardised data sits within a
+    few units; raw features or targets in the hundreds or more make the loss huge from step 0."""
+
+    name = "input_scale"
+    states = ("normal", "large", "huge")
+    description = "max |x| and max |y| over the first steps"
+    leak = MappingProxyType({"normal": 0.9, "large": 0.07, "huge": 0.03})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        steps = run.series.steps[:5]
+        if not steps:
+            return {s: 1 / 3 for s in self.states}
+        peak = 0.0
+        for column in ("input_max_abs", "target_max_abs"):
+            vals = finite(v for s, v in run.series.get(column) if s in steps)
+            if vals:
+                peak = max(peak, sorted(vals)[len(vals) // 2])
+        if peak > 1e3:
+            return self.hard("huge")
+        if peak > 50:
+            return self.hard("large")
+        return self.hard("normal")
+
+
+class HalfPrecision(Symptom):
+    """Under fp16/bf16 autocast, how close layer outputs came to the dtype's largest value."""
+
+    name = "half_precision"
+    states = ("fp32", "ok", "near_limit", "overflow")
+    description = "headroom to the half-precision maximum"
+    leak = MappingProxyType({"fp32": 0.8, "ok": 0.17, "near_limit": 0.02, "overflow": 0.01})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        amp = {c.value for c in run.settings if c.key == "amp_dtype"}
+        dtype = str(run.meta.get("param_dtype") or "")
+        half = bool(amp & {"float16", "bfloat16"}) or dtype in ("float16", "bfloat16")
+        if not half:
+            return self.hard("fp32")
+        origin = run.first_nonfinite
+        fp16 = "float16" in amp or dtype == "float16"
+        stop = failure_step(run)
+        heads = finite(v for pts in layer_series(run, LayerStat.ACT_HEADROOM, until=stop).values()
+                       for _, v in pts)
+        if origin is not None and origin.to_state == "inf" and fp16 and origin.metadata.get(
+                "direction") in ("forward", "loss", "backward"):
+            return self.hard("overflow")
+        if heads and min(heads) < 4.0:
+            return self.hard("near_limit")
+        return self.hard("ok")
+
+
+class ScalerScale(Symptom):
+    """A GradScaler's scale: a few drops early then stable is normal; a scale that keeps
+    collapsing means values overflow at every step."""
+
+    name = "scaler"
+    states = ("none", "stable", "collapsing")
+    description = "GradScaler scale over the run"
+    leak = MappingProxyType({"none": 0.85, "stable": 0.13, "collapsing": 0.02})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        scales = finite(v for _, v in run.series.get("scaler_scale"))
+        if not scales:
+            return self.hard("none")
+        drops = sum(1 for a, b in itertools.pairwise(scales) if b < a)
+        settled = len(scales) >= 10 and scales[-1] >= min(scales[len(scales) // 2:])
+        if scales[-1] < 1.0 or (drops > 10 and not settled):
+            return self.hard("collapsing")
+        return self.hard("stable")

@@ -1,0 +1,107 @@
+"""Symptoms of how and when the run failed: the first non-finite value, the onset, the loss."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from causal.run import Direction, Run
+from causal.symptom import Symptom
+from causal.views import failure_step, losses, run_length, trouble_events
+
+
+class NonfiniteBirth(Symptom):
+    """Where the first non-finite value was born. A parameterless op (log, sqrt, div) on finite
+    inputs points at an unsafe op; a layer with weights at values grown too large."""
+
+    name = "nonfinite_birth"
+    states = ("none", "input", "forward_op", "forward_layer", "loss", "backward")
+    description = "where the first inf/NaN appeared"
+    leak = MappingProxyType({"none": 0.9, "input": 0.02, "forward_op": 0.02, "forward_layer": 0.02,
+            "loss": 0.02, "backward": 0.02})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        ev = run.first_nonfinite
+        if ev is None:
+            return self.hard("none")
+        direction = ev.metadata.get("direction")
+        if direction == Direction.INPUT:
+            return self.hard("input")
+        if direction == Direction.LOSS:
+            return self.hard("loss")
+        if direction == Direction.BACKWARD:
+            return self.hard("backward")
+        node = run.dag.node(ev.layer_name)
+        has_params = ev.metadata.get("has_params")
+        if has_params is None:
+            has_params = node is not None and node.param_count > 0
+        if has_params:
+            return self.hard("forward_layer")
+        if ev.metadata.get("inputs_finite") is False:
+            return {"forward_layer": 0.6, "forward_op": 0.4}
+        return self.hard("forward_op")
+
+
+class Onset(Symptom):
+    """When trouble started: at the very start (steps 0-2: init, unscaled data), early, or late
+    in an otherwise calm run (outlier batch, unsafe op, slow drift)."""
+
+    name = "onset"
+    states = ("none", "start", "early", "late")
+    description = "when the first abnormal transition happened"
+    leak = MappingProxyType({"none": 0.85, "start": 0.05, "early": 0.05, "late": 0.05})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        trouble = trouble_events(run)
+        if not trouble:
+            return self.hard("none")
+        step = trouble[0].step
+        first = run.series.steps[0] if run.series.steps else 0
+        rel = step - first
+        if rel <= 2:
+            return self.hard("start")
+        n = max(run_length(run) - first, 1)
+        if rel < max(10, 0.15 * n):
+            return self.hard("early")
+        return self.hard("late")
+
+
+class LossPattern(Symptom):
+    """The loss curve before the failure: steady, a spike that recovers, oscillating,
+    diverging, or a plateau (no progress)."""
+
+    name = "loss_pattern"
+    states = ("steady", "spike_recover", "oscillating", "diverging", "plateau")
+    description = "shape of the loss before the failure"
+    leak = MappingProxyType({"steady": 0.8, "spike_recover": 0.07, "oscillating": 0.05,
+                             "diverging": 0.03, "plateau": 0.05})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        stop = failure_step(run)
+        kinds = [e.to_state for e in run.events if e.kind == "loss"
+                 and (stop is None or e.step <= stop)]
+        if "loss_diverging" in kinds:
+            return self.hard("diverging")
+        vals = [v for s, v in losses(run) if math.isfinite(v) and (stop is None or s <= stop)]
+        if len(vals) >= 8:
+            first, last = statistics.fmean(vals[:4]), statistics.fmean(vals[-4:])
+            if first > 0 and last > 10 * first:
+                return self.hard("diverging")
+        if "loss_spike" in kinds:
+            return self.hard("spike_recover")
+        if "loss_plateau" in kinds:
+            return {"plateau": 0.8, "steady": 0.2}
+        if len(vals) >= 20:
+            diffs = [b - a for a, b in itertools.pairwise(vals)]
+            flips = sum(1 for a, b in itertools.pairwise(diffs) if a * b < 0)
+            spread = statistics.pstdev(vals) / (abs(statistics.fmean(vals)) + 1e-12)
+            if flips > 0.8 * len(diffs) and spread > 0.5:
+                return {"oscillating": 0.7, "steady": 0.3}
+            head, tail = statistics.fmean(vals[: len(vals) // 5]), statistics.fmean(
+                vals[-len(vals) // 5:])
+            if head > 0 and tail > 0.95 * head:
+                return {"plateau": 0.6, "steady": 0.4}
+        return self.hard("steady")

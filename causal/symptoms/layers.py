@@ -1,0 +1,163 @@
+"""Symptoms read from per-layer evidence: gradient regimes, saturation, dead units, the
+activation scale against depth at the first step, and the update-to-weight ratio."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from causal.run import ActivationKind, LayerStat, Run
+from causal.symptom import Symptom
+from causal.views import failure_step, finite, layer_series, param_layers
+
+
+def _uniform(states: tuple[str, ...]) -> dict[str, float]:
+    return {s: 1.0 / len(states) for s in states}
+
+
+class GradRegime(Symptom):
+    """Whether layer gradients left their healthy band before the failure (exploding,
+    vanishing, or both in different layers)."""
+
+    name = "grad_regime"
+    states = ("healthy", "exploding", "vanishing", "both")
+    description = "gradient regime transitions before the failure"
+    leak = MappingProxyType({"healthy": 0.85, "exploding": 0.07, "vanishing": 0.05, "both": 0.03})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        stop = failure_step(run)
+        seen = {e.to_state for e in run.events
+                if e.kind == "grad" and (stop is None or e.step <= stop)}
+        up, down = "grad_exploding" in seen, "grad_vanishing" in seen
+        if up and down:
+            return self.hard("both")
+        if up:
+            return self.hard("exploding")
+        if down:
+            return self.hard("vanishing")
+        return self.hard("healthy")
+
+
+class Saturation(Symptom):
+    """How saturated the saturating layers (tanh, sigmoid...) were up to the failure."""
+
+    name = "saturated_fraction"
+    states = ("low", "moderate", "high", "no_saturating_layers")
+    description = "largest saturated fraction of a saturating layer before the failure"
+    leak = MappingProxyType({"low": 0.55, "moderate": 0.15, "high": 0.05,
+                             "no_saturating_layers": 0.25})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        sat_layers = {n.name for n in run.dag.nodes
+                      if n.activation_kind == ActivationKind.SATURATING and n.ran}
+        if not sat_layers:
+            return self.hard("no_saturating_layers")
+        series = layer_series(run, LayerStat.ACT_SATURATED, until=failure_step(run))
+        values = finite(v for layer, pts in series.items() if layer in sat_layers
+                        for _, v in pts)
+        if not values:
+            return _uniform(self.states[:3]) | {"no_saturating_layers": 0.0}
+        peak = max(values)
+        if peak >= 0.75:
+            return self.hard("high")
+        if peak >= 0.35:
+            return self.hard("moderate")
+        return self.hard("low")
+
+
+class DeadUnits(Symptom):
+    """ReLU units that never fire, relative to the layer's own start (about half inactive
+    per example is normal; units dead for the whole batch that keep growing are not)."""
+
+    name = "dead_units"
+    states = ("normal", "rising", "dead", "no_relu")
+    description = "dead ReLU units, against the layer's own start"
+    leak = MappingProxyType({"normal": 0.6, "rising": 0.05, "dead": 0.03, "no_relu": 0.32})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        relu = {n.name for n in run.dag.nodes if n.activation_kind == ActivationKind.RELU
+                and n.ran}
+        if not relu:
+            return self.hard("no_relu")
+        if any(e.to_state == "activation_dead" for e in run.events):
+            return self.hard("dead")
+        series = layer_series(run, LayerStat.ACT_DEAD)
+        worst = 0.0
+        known = False
+        for layer, pts in series.items():
+            vals = finite(v for _, v in pts)
+            if layer not in relu or len(vals) < 2:
+                continue
+            known = True
+            worst = max(worst, vals[-1] - vals[0])
+            if vals[-1] >= 0.9:
+                return self.hard("dead")
+        if not known:
+            return {"normal": 0.5, "rising": 0.25, "dead": 0.25, "no_relu": 0.0}
+        return self.hard("rising") if worst >= 0.3 else self.hard("normal")
+
+
+class InitDepthTrend(Symptom):
+    """Activation scale against depth at the first recorded step: geometric growth or decay
+    through the layers with weights is the signature of a bad initialisation."""
+
+    name = "init_depth_trend"
+    states = ("flat", "growing", "shrinking")
+    description = "std of layer outputs against depth at step 0"
+    leak = MappingProxyType({"flat": 0.9, "growing": 0.05, "shrinking": 0.05})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        layers = param_layers(run)
+        series = layer_series(run, LayerStat.ACT_STD)
+        if not series or len(layers) < 3:
+            return _uniform(self.states)
+        first_step = min(pts[0][0] for pts in series.values())
+        scale = []
+        for layer in layers:
+            pts = dict(series.get(layer, []))
+            v = pts.get(first_step)
+            if v is not None and math.isfinite(v) and v > 0:
+                scale.append(math.log10(v))
+        if len(scale) < 3:
+            return _uniform(self.states)
+        # least-squares slope of log10(std) per layer of depth
+        xs = list(range(len(scale)))
+        mx, my = statistics.fmean(xs), statistics.fmean(scale)
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, scale, strict=True)) / sum(
+            (x - mx) ** 2 for x in xs)
+        total = slope * (len(scale) - 1)
+        if total > 1.0 and slope > math.log10(1.5):
+            return self.hard("growing")
+        if total < -1.0 and slope < -math.log10(1.5):
+            return self.hard("shrinking")
+        if abs(total) > 0.6:  # a milder trend: half the evidence
+            return {"flat": 0.5, "growing" if total > 0 else "shrinking": 0.5}
+        return self.hard("flat")
+
+
+class UpdateRatio(Symptom):
+    """Update-to-weight ratio |dw|/|w| of the layers with weights: about 1e-3 is healthy;
+    far above it the optimizer overshoots."""
+
+    name = "update_ratio"
+    states = ("normal", "high", "very_high")
+    description = "median over layers of |dw|/|w| at the steps it was measured"
+    leak = MappingProxyType({"normal": 0.9, "high": 0.08, "very_high": 0.02})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        series = layer_series(run, LayerStat.UPDATE_RATIO, until=failure_step(run))
+        by_step: dict[int, list[float]] = {}
+        for pts in series.values():
+            for step, v in pts:
+                if math.isfinite(v):
+                    by_step.setdefault(step, []).append(v)
+        if not by_step:
+            return _uniform(self.states)
+        peak = max(statistics.median(v) for v in by_step.values())
+        if peak > 1e-1:
+            return self.hard("very_high")
+        if peak > 1e-2:
+            return self.hard("high")
+        return self.hard("normal")

@@ -1,0 +1,94 @@
+"""Read-only views of a Run that symptoms and localizers share (pure functions, no torch)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+
+from causal.run import INPUT, LOSS, Event, EventKind, Run
+
+#: Regimes that mean trouble (a plateau is judged by the loss-pattern symptom instead).
+TROUBLE = frozenset({
+    "grad_exploding", "grad_vanishing", "activation_saturated", "activation_dead",
+    "activation_exploding", "loss_spike", "loss_diverging", "grad_inf", "grad_nan",
+    "activation_inf", "activation_nan", "loss_inf", "loss_nan", "input_inf", "input_nan",
+})
+
+
+def layer_series(run: Run, stat: str,
+                 until: int | None = None) -> dict[str, list[tuple[int, float]]]:
+    """Per layer, the (step, value) pairs of one recorder statistic over every stored window
+    (each step once), up to step `until` included."""
+    seen: dict[str, dict[int, float]] = {}
+    for w in run.windows:
+        if stat not in w.stats:
+            continue
+        for layer in w.layers:
+            for step, value in w.series(layer, stat):
+                if until is None or step <= until:
+                    seen.setdefault(layer, {})[step] = value
+    return {layer: sorted(v.items()) for layer, v in seen.items() if v}
+
+
+def trouble_events(run: Run, until: int | None = None) -> list[Event]:
+    """Events that entered a bad regime (and non-finite origins), in order."""
+    return [e for e in run.events
+            if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
+            and (until is None or e.step <= until)]
+
+
+def failure_step(run: Run) -> int | None:
+    """The step the run failed: its first non-finite value, else its first trouble event."""
+    origin = run.first_nonfinite
+    if origin is not None:
+        return origin.step
+    trouble = trouble_events(run)
+    return trouble[0].step if trouble else None
+
+
+def run_length(run: Run) -> int:
+    """Steps recorded (the last step label + 1 when labels are plain counters)."""
+    steps = run.series.steps
+    return (max(steps) + 1) if steps else 0
+
+
+def forward_order(run: Run) -> dict[str, int]:
+    """Layer name -> forward position (unknown layers are absent)."""
+    return {name: i for i, name in enumerate(run.dag.forward_order())}
+
+
+def module_type(run: Run, layer: str) -> str:
+    node = run.dag.node(layer)
+    return node.module_type if node is not None else ("input" if layer == INPUT else "?")
+
+
+def param_layers(run: Run) -> list[str]:
+    """Layers with parameters, in forward order."""
+    return [n for n in run.dag.forward_order()
+            if (node := run.dag.node(n)) is not None and node.param_count > 0 and node.ran]
+
+
+def finite(values: Iterable[float | None]) -> list[float]:
+    return [v for v in values if v is not None and math.isfinite(v)]
+
+
+def robust_z(values: list[float]) -> list[float]:
+    """|x - median| / (1.4826 MAD) for each value (0 when the spread is 0)."""
+    if len(values) < 3:
+        return [0.0] * len(values)
+    med = statistics.median(values)
+    mad = statistics.median(abs(v - med) for v in values) * 1.4826
+    if mad <= 0:
+        spread = max(abs(v - med) for v in values)
+        return [0.0 if spread == 0 else (math.inf if abs(v - med) > 0 else 0.0)
+                for v in values]
+    return [abs(v - med) / mad for v in values]
+
+
+def losses(run: Run) -> list[tuple[int, float]]:
+    return run.series.get("loss")
+
+
+def is_pseudo(layer: str) -> bool:
+    return layer in (LOSS, INPUT)
