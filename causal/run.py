@@ -226,10 +226,8 @@ class Run:
     @property
     def first_nonfinite(self) -> Event | None:
         """The event that records where and how the first non-finite value was born."""
-        for ev in self.events:
-            if ev.kind == EventKind.NONFINITE_ORIGIN:
-                return ev
-        return None
+        origins = [ev for ev in self.events if ev.kind == EventKind.NONFINITE_ORIGIN]
+        return min(origins, key=lambda ev: ev.step) if origins else None
 
     def events_of(self, kind: str | Iterable[str]) -> list[Event]:
         kinds = {kind} if isinstance(kind, str) else set(kind)

@@ -32,10 +32,10 @@ def layer_series(run: Run, stat: str,
 
 
 def trouble_events(run: Run, until: int | None = None) -> list[Event]:
-    """Events that entered a bad regime (and non-finite origins), in order."""
-    return [e for e in run.events
-            if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
-            and (until is None or e.step <= until)]
+    """Events that entered a bad regime (and non-finite origins), by step."""
+    return sorted((e for e in run.events
+                   if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
+                   and (until is None or e.step <= until)), key=lambda e: e.step)
 
 
 def failure_step(run: Run) -> int | None:

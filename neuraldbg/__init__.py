@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from causal.cause import CauseNode
 from causal.diagnose import diagnose
 from causal.errors import (
     ConfigError,
@@ -20,6 +21,7 @@ from causal.hypothesis import Hypothesis
 from causal.registry import register_cause, register_symptom
 from causal.run import Event, LayerGraph, Run
 from causal.runfile import load_run
+from causal.symptom import Symptom
 
 if TYPE_CHECKING:
     from neuraldbg.monitor import NeuralDbg, NeuralDbgWarning
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "CauseNode",
     "ConfigError",
     "Event",
     "Hypothesis",
@@ -40,6 +43,7 @@ __all__ = [
     "Run",
     "RunFileError",
     "Schedule",
+    "Symptom",
     "diagnose",
     "every",
     "load_run",

@@ -8,17 +8,19 @@ import neuraldbg
 
 def test_neuraldbg_all():
     assert sorted(neuraldbg.__all__) == sorted([
-        "ConfigError", "Event", "Hypothesis", "LayerGraph", "MonitorStateError", "NeuralDbg",
-        "NeuralDbgError", "NeuralDbgWarning", "RecordError", "Run", "RunFileError", "Schedule",
-        "diagnose", "every", "load_run", "register_cause", "register_symptom",
+        "CauseNode", "ConfigError", "Event", "Hypothesis", "LayerGraph", "MonitorStateError",
+        "NeuralDbg", "NeuralDbgError", "NeuralDbgWarning", "RecordError", "Run", "RunFileError",
+        "Schedule", "Symptom", "diagnose", "every", "load_run", "register_cause",
+        "register_symptom",
     ])
     for name in neuraldbg.__all__:
         assert getattr(neuraldbg, name) is not None
 
 
 def test_causal_all():
-    assert sorted(causal.__all__) == sorted(
-        ["Event", "LayerGraph", "NeuralDbgError", "Run", "RunFileError", "load_run"])
+    assert sorted(causal.__all__) == sorted([
+        "CauseNode", "Event", "Hypothesis", "LayerGraph", "Localization", "NeuralDbgError", "Run",
+        "RunFileError", "Symptom", "diagnose", "load_run", "register_cause", "register_symptom"])
     for name in causal.__all__:
         assert getattr(causal, name) is not None
 

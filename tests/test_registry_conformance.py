@@ -93,6 +93,21 @@ def demo_registry() -> Registry:
 REGISTRY_UNDER_TEST = demo_registry()
 
 
+def builtin() -> Registry:
+    from causal.diagnose import builtin_registry
+
+    return builtin_registry(Registry())
+
+
+BUILTIN_UNDER_TEST = builtin()
+
+
+@pytest.mark.parametrize("cause_name", list(BUILTIN_UNDER_TEST.causes()))
+def test_builtin_cause_conforms(cause_name: str) -> None:
+    """Every built-in cause node passes the same checks as a user's."""
+    assert conformance_problems(BUILTIN_UNDER_TEST, cause_name) == []
+
+
 @pytest.mark.parametrize("cause_name", list(REGISTRY_UNDER_TEST.causes()))
 def test_cause_conforms(cause_name):
     assert conformance_problems(REGISTRY_UNDER_TEST, cause_name) == []
