@@ -38,12 +38,20 @@ def trouble_events(run: Run, until: int | None = None) -> list[Event]:
                    and (until is None or e.step <= until)), key=lambda e: e.step)
 
 
-def failure_step(run: Run) -> int | None:
-    """The step the run failed: its first non-finite value, else its first trouble event."""
+def nonfinite_step(run: Run) -> int | None:
+    """The step of the first non-finite value, or None."""
     origin = run.first_nonfinite
+    return origin.step if origin is not None else None
+
+
+def failure_step(run: Run) -> int | None:
+    """The step the run started to fail: its first non-finite value, else the first gradient
+    or loss transition into a bad regime (activation regimes explain failures, they are not
+    one)."""
+    origin = nonfinite_step(run)
     if origin is not None:
-        return origin.step
-    trouble = trouble_events(run)
+        return origin
+    trouble = [e for e in trouble_events(run) if not str(e.to_state).startswith("activation")]
     return trouble[0].step if trouble else None
 
 

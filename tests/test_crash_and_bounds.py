@@ -100,6 +100,11 @@ def test_sigkill_mid_run_leaves_a_readable_run_file(tmp_path: Path) -> None:
     assert all(e.step >= bad_step for e in run.events), [str(e) for e in run.events]
     window = run.window_at(bad_step)
     assert window is not None and window.end_step == bad_step and bad_step in window.steps
+    # the killed run's file is diagnosed like any other: an input-born inf is a data problem
+    from causal.diagnose import diagnose
+
+    top = diagnose(run)[0]
+    assert (top.cause, top.step) == ("data_outlier", bad_step)
 
 
 # ------------------------------------------------------------------------------- boundedness

@@ -32,10 +32,17 @@ class DeadRelu(CauseNode):
     })
 
     def localize(self, run: Run) -> Localization:
-        """The ReLU layer with the most dead units (earliest in forward order on ties)."""
+        """The first ReLU layer to go dead (by step, then forward order), else the one with
+        the most dead units (earliest in forward order on ties)."""
         relu = {n.name for n in run.dag.nodes if n.activation_kind == ActivationKind.RELU}
-        dead = layer_series(run, LayerStat.ACT_DEAD)
         order = forward_order(run)
+        died = sorted((e for e in run.events if e.to_state == "activation_dead"),
+                      key=lambda e: (e.step, order.get(e.layer_name, 1 << 30)))
+        if died:
+            first = died[0]
+            return Localization(first.layer_name, first.step,
+                                tuple(e for e in died if e.step == first.step))
+        dead = layer_series(run, LayerStat.ACT_DEAD)
         scored = [(max(finite(v for _, v in pts), default=0.0), -order.get(k, 1 << 30), k)
                   for k, pts in dead.items() if k in relu]
         if not scored:

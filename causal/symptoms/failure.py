@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from causal.run import Direction, Run
 from causal.symptom import Symptom
-from causal.views import failure_step, losses, run_length, trouble_events
+from causal.views import losses, nonfinite_step, run_length, trouble_events
 
 
 class NonfiniteBirth(Symptom):
@@ -80,7 +80,7 @@ class LossPattern(Symptom):
                              "diverging": 0.03, "plateau": 0.05})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        stop = failure_step(run)
+        stop = nonfinite_step(run)  # a plateau or divergence is the failure: keep it
         kinds = [e.to_state for e in run.events if e.kind == "loss"
                  and (stop is None or e.step <= stop)]
         if "loss_diverging" in kinds:

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from causal.run import ActivationKind, LayerStat, Run
 from causal.symptom import Symptom
-from causal.views import failure_step, finite, layer_series, param_layers
+from causal.views import failure_step, finite, layer_series, nonfinite_step, param_layers
 
 
 def _uniform(states: tuple[str, ...]) -> dict[str, float]:
@@ -27,7 +27,7 @@ class GradRegime(Symptom):
     leak = MappingProxyType({"healthy": 0.85, "exploding": 0.07, "vanishing": 0.05, "both": 0.03})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        stop = failure_step(run)
+        stop = nonfinite_step(run)
         seen = {e.to_state for e in run.events
                 if e.kind == "grad" and (stop is None or e.step <= stop)}
         up, down = "grad_exploding" in seen, "grad_vanishing" in seen
