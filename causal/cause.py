@@ -64,7 +64,7 @@ class CauseNode:
         return Hypothesis(
             cause=self.name, confidence=confidence, layer=loc.layer, step=loc.step,
             description=self.describe(run, loc), evidence=tuple(loc.evidence),
-            fixes=tuple(self.fixes(run, loc)),
+            fixes=tuple(self.fixes(run, loc)), note=loc.note,
         )
 
     def check(self, symptoms: Mapping[str, Symptom]) -> None:

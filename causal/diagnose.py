@@ -81,6 +81,8 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
         if h.confidence < 0.1 and lines:
             break
         lines.append(str(h))
+        if h.note:
+            lines.append(f"  ({h.note})")
         for ev in h.evidence[:max_evidence]:
             lines.append(f"  step {ev.step} . {ev.layer_name}: {ev.from_state} -> "
                          f"{ev.to_state} ({ev.value:.3g})")

@@ -40,6 +40,7 @@ class Hypothesis:
     description: str
     evidence: tuple[Event, ...] = ()
     fixes: tuple[str, ...] = ()
+    note: str = ""  # cause versus effect, when the localizer had to decide it
 
     def __str__(self) -> str:
         return f"[{self.confidence:.2f}] {self.description}"
@@ -54,6 +55,7 @@ class Hypothesis:
             "description": self.description,
             "evidence": [ev.to_dict() for ev in self.evidence],
             "fixes": list(self.fixes),
+            "note": self.note,
         }
 
     @classmethod
@@ -68,4 +70,5 @@ class Hypothesis:
             description=str(d["description"]),
             evidence=tuple(Event.from_dict(e) for e in d.get("evidence", ())),
             fixes=tuple(str(f) for f in d.get("fixes", ())),
+            note=str(d.get("note", "")),
         )

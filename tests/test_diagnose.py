@@ -90,7 +90,8 @@ def run_saturation() -> Run:
     sat = {(str(k), "act_saturated_frac"): [0.3, 0.96, 0.97, 0.97] for k in (1, 3, 5, 7)}
     sat[("1", "act_saturated_frac")] = [0.3, 0.5, 0.6, 0.6]
     w = window(g, 120, sat, [117, 118, 119, 120])
-    events = (ev(118, "3", "activation", "activation_healthy", "activation_saturated", 0.96),
+    events = (ev(118, "5", "activation", "activation_healthy", "activation_saturated", 0.97),
+              ev(118, "3", "activation", "activation_healthy", "activation_saturated", 0.96),
               ev(120, "2", "grad", "grad_healthy", "grad_vanishing", 1e-8),
               ev(121, "0", "grad", "grad_healthy", "grad_vanishing", 1e-9),
               ev(150, LOSS, "loss", "loss_steady", "loss_plateau", 0.7))
@@ -195,7 +196,7 @@ def run_healthy() -> Run:
 
 SIGNATURES = {
     "saturation": (run_saturation, "3"),
-    "lr_too_high": (run_lr_too_high, "0"),
+    "lr_too_high": (run_lr_too_high, "2"),  # gradients explode in 0 and 2: 2 is downstream
     "bad_init": (run_bad_init, "0"),
     "data_outlier": (run_data_outlier, INPUT),
     "fp16_overflow": (run_fp16_overflow, "4"),
@@ -224,6 +225,13 @@ def test_a_healthy_run_is_reported_healthy():
     hyps = diagnose(run)
     assert is_healthy(hyps)
     assert format_diagnosis(run, hyps).startswith("Healthy: no root cause reaches")
+
+
+def test_coupled_transitions_name_the_cause_and_say_so():
+    top = diagnose(run_lr_too_high())[0]
+    assert top.note.startswith("downstream coupling at step 6: 2 is the cause, 0 follows")
+    sat = diagnose(run_saturation())[0]
+    assert sat.layer == "3" and "upstream coupling" in sat.note
 
 
 def test_lr_fix_uses_the_runs_own_learning_rate():

@@ -15,8 +15,9 @@ from types import MappingProxyType
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
+from causal.localize import first_cause
 from causal.run import LayerStat, Run
-from causal.views import failure_step, finite, forward_order, layer_series
+from causal.views import failure_step, finite, layer_series
 
 
 def _lrs(run: Run) -> dict[int, float]:
@@ -50,13 +51,13 @@ class LrTooHigh(CauseNode):
         """The layer whose gradient explodes first (earliest in forward order on ties), or
         the layer with the largest update ratio."""
         stop = failure_step(run)
-        order = forward_order(run)
         grads = [e for e in run.events if e.to_state == "grad_exploding"
                  and (stop is None or e.step <= stop)]
         if grads:
-            first = min(grads, key=lambda e: (e.step, order.get(e.layer_name, 1 << 30)))
-            chain = tuple(e for e in grads if e.step == first.step)
-            return Localization(first.layer_name, first.step, chain)
+            lead, note = first_cause(run, grads)
+            assert lead is not None
+            chain = (lead, *(e for e in grads if e.step == lead.step and e is not lead))
+            return Localization(lead.layer_name, lead.step, chain, note)
         ratios = layer_series(run, LayerStat.UPDATE_RATIO, until=stop)
         best = max(ratios, default=None, key=lambda k: max(finite(v for _, v in ratios[k]),
                                                            default=0.0))

@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
+from causal.localize import first_cause
 from causal.run import ActivationKind, LayerStat, Run
 from causal.views import failure_step, finite, forward_order, layer_series, module_type
 
@@ -46,12 +47,15 @@ class Saturation(CauseNode):
                 key = (round(max(vals), 2), -order.get(layer, 1 << 30))
                 if best_key is None or key > best_key:
                     best, best_key = layer, key
-        events = tuple(e for e in run.events if e.layer_name == best
-                       and e.to_state == "activation_saturated")
-        step = events[0].step if events else stop
-        chain = events + tuple(e for e in run.events if e.kind == "grad"
-                               and step is not None and e.step >= step)[:3]
-        return Localization(best, step, chain)
+        entered = [e for e in run.events if e.to_state == "activation_saturated"
+                   and e.layer_name in sat and (stop is None or e.step <= stop)]
+        lead, note = first_cause(run, entered)
+        if lead is not None:
+            best = lead.layer_name
+        step = lead.step if lead is not None else stop
+        chain = ((lead,) if lead is not None else ()) + tuple(
+            e for e in run.events if e.kind == "grad" and step is not None and e.step >= step)[:3]
+        return Localization(best, step, chain, note)
 
     def describe(self, run: Run, loc: Localization) -> str:
         if loc.layer is None:
