@@ -128,12 +128,16 @@ class InitDepthTrend(Symptom):
         slope = sum((x - mx) * (y - my) for x, y in zip(xs, scale, strict=True)) / sum(
             (x - mx) ** 2 for x in xs)
         total = slope * (len(scale) - 1)
+        # PyTorch's default init already shrinks the scale a little per layer (gain 1/sqrt(3)),
+        # so decay must be much stronger than that to count; any real growth counts
         if total > 1.0 and slope > math.log10(1.5):
             return self.hard("growing")
-        if total < -1.0 and slope < -math.log10(1.5):
+        if total < -2.0 and slope < -math.log10(3.0):
             return self.hard("shrinking")
-        if abs(total) > 0.6:  # a milder trend: half the evidence
-            return {"flat": 0.5, "growing" if total > 0 else "shrinking": 0.5}
+        if total > 0.6:  # a milder growth: half the evidence
+            return {"flat": 0.5, "growing": 0.5}
+        if total < -1.5 and slope < -math.log10(2.0):
+            return {"flat": 0.5, "shrinking": 0.5}
         return self.hard("flat")
 
 
