@@ -88,7 +88,7 @@ def flat_start(g: LayerGraph, extra=None) -> Window:
 def run_saturation() -> Run:
     g = mlp_graph("Tanh")
     sat = {(str(k), "act_saturated_frac"): [0.3, 0.96, 0.97, 0.97] for k in (1, 3, 5, 7)}
-    sat[("1", "act_saturated_frac")] = [0.3, 0.5, 0.6, 0.6]
+    sat[("1", "act_saturated_frac")] = [0.3, 0.4, 0.45, 0.45]
     w = window(g, 120, sat, [117, 118, 119, 120])
     events = (ev(118, "5", "activation", "activation_healthy", "activation_saturated", 0.97),
               ev(118, "3", "activation", "activation_healthy", "activation_saturated", 0.96),

@@ -30,6 +30,9 @@ class DataOutlier(CauseNode):
         "loss_pattern": {"steady": 0.35, "spike_recover": 0.45, "oscillating": 0.05,
                          "diverging": 0.1, "plateau": 0.05},
         "input_scale": {"normal": 0.9, "large": 0.08, "huge": 0.02},
+        # one extreme batch makes one extreme gradient and one oversized update
+        "grad_regime": {"healthy": 0.35, "exploding": 0.5, "vanishing": 0.05, "both": 0.1},
+        "update_ratio": {"normal": 0.5, "high": 0.3, "very_high": 0.2},
     })
 
     def localize(self, run: Run) -> Localization:

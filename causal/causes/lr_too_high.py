@@ -42,7 +42,8 @@ class LrTooHigh(CauseNode):
         "grad_regime": {"healthy": 0.15, "exploding": 0.6, "vanishing": 0.1, "both": 0.15},
         "nonfinite_birth": {"none": 0.3, "input": 0.01, "forward_op": 0.03,
                             "forward_layer": 0.4, "loss": 0.2, "backward": 0.06},
-        "onset": {"none": 0.05, "start": 0.1, "early": 0.55, "late": 0.3},
+        "onset": {"none": 0.05, "start": 0.15, "early": 0.6, "late": 0.2},
+        "input_outlier": {"none": 0.97, "outlier": 0.02, "nonfinite": 0.01},
         "input_scale": {"normal": 0.9, "large": 0.07, "huge": 0.03},
         "init_depth_trend": {"flat": 0.9, "growing": 0.05, "shrinking": 0.05},
     })

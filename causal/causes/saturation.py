@@ -14,7 +14,6 @@ from types import MappingProxyType
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
-from causal.localize import first_cause
 from causal.run import ActivationKind, LayerStat, Run
 from causal.views import failure_step, finite, forward_order, layer_series, module_type
 
@@ -26,36 +25,42 @@ class Saturation(CauseNode):
     likelihoods = MappingProxyType({
         "saturated_fraction": {"low": 0.03, "moderate": 0.17, "high": 0.78,
                                "no_saturating_layers": 0.02},
-        "grad_regime": {"healthy": 0.15, "exploding": 0.3, "vanishing": 0.4, "both": 0.15},
-        "loss_pattern": {"steady": 0.1, "spike_recover": 0.05, "oscillating": 0.1,
-                         "diverging": 0.3, "plateau": 0.45},
+        # saturated from the start, gradients can stay small without leaving their own band
+        "grad_regime": {"healthy": 0.35, "exploding": 0.2, "vanishing": 0.3, "both": 0.15},
+        # a saturated net learns slowly rather than not at all as often as it stalls outright
+        "loss_pattern": {"steady": 0.25, "spike_recover": 0.05, "oscillating": 0.1,
+                         "diverging": 0.25, "plateau": 0.35},
         "init_depth_trend": {"flat": 0.8, "growing": 0.15, "shrinking": 0.05},
         "onset": {"none": 0.05, "start": 0.15, "early": 0.4, "late": 0.4},
     })
 
     def localize(self, run: Run) -> Localization:
-        """The saturating layer most saturated before the failure (earliest in forward order
-        among ties), at the step it first crossed into saturation."""
+        """Where saturation starts: at the first step any saturating layer is at least half
+        saturated, the most upstream such layer (the layers after it inherit its output)."""
         stop = failure_step(run)
         sat = {n.name for n in run.dag.nodes if n.activation_kind == ActivationKind.SATURATING}
         series = layer_series(run, LayerStat.ACT_SATURATED, until=stop)
         order = forward_order(run)
-        best, best_key = None, None
+        by_step: dict[int, list[str]] = {}
         for layer, pts in series.items():
-            vals = finite(v for _, v in pts)
-            if layer in sat and vals:
-                key = (round(max(vals), 2), -order.get(layer, 1 << 30))
-                if best_key is None or key > best_key:
-                    best, best_key = layer, key
-        entered = [e for e in run.events if e.to_state == "activation_saturated"
-                   and e.layer_name in sat and (stop is None or e.step <= stop)]
-        lead, note = first_cause(run, entered)
-        if lead is not None:
-            best = lead.layer_name
-        step = lead.step if lead is not None else stop
-        chain = ((lead,) if lead is not None else ()) + tuple(
-            e for e in run.events if e.kind == "grad" and step is not None and e.step >= step)[:3]
-        return Localization(best, step, chain, note)
+            if layer in sat:
+                for step, v in pts:
+                    if v >= 0.5:
+                        by_step.setdefault(step, []).append(layer)
+        if not by_step:
+            return Localization(None, stop)
+        step = min(by_step)
+        layers = sorted(by_step[step], key=lambda k: order.get(k, 1 << 30))
+        best = layers[0]
+        note = ""
+        if len(layers) > 1:
+            rest = ", ".join(layers[1:4]) + (" ..." if len(layers) > 4 else "")
+            note = (f"upstream coupling at step {step}: {best} is the cause, {rest} "
+                    f"{'follows' if len(layers) == 2 else 'follow'} (activations flow forward)")
+        entered = tuple(e for e in run.events if e.to_state == "activation_saturated"
+                        and e.layer_name in sat)[:3]
+        grads = tuple(e for e in run.events if e.kind == "grad" and e.step >= step)[:3]
+        return Localization(best, step, entered + grads, note)
 
     def describe(self, run: Run, loc: Localization) -> str:
         if loc.layer is None:
