@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch import nn
 
+from causal.diagnose import diagnose, format_diagnosis, is_healthy
 from causal.run import LayerStat
 from neuraldbg import NeuralDbg
 
@@ -25,6 +26,8 @@ def fit(model, make_batch, loss_fn, path, steps=4, preset="full"):
     run = dbg.run
     assert len(run.series) == steps
     assert nx.is_directed_acyclic_graph(run.dag.to_networkx())
+    hyps = diagnose(run)  # a short healthy run of any architecture is diagnosed healthy
+    assert is_healthy(hyps), format_diagnosis(run, hyps)
     return run
 
 
