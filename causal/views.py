@@ -31,16 +31,37 @@ def layer_series(run: Run, stat: str,
     return {layer: sorted(v.items()) for layer, v in seen.items() if v}
 
 
+def skipped_steps(run: Run) -> set[int]:
+    """Steps whose non-finite gradients a GradScaler skipped, in a run that recovered (a finite
+    loss afterwards): the scaler doing its job, not a failure."""
+    finite_after = [s for s, v in run.series.get("loss") if math.isfinite(v)]
+    last_finite = max(finite_after) if finite_after else -1
+    return {e.step for e in run.events if e.kind == EventKind.NONFINITE_ORIGIN
+            and e.metadata.get("scaler_skipped") and e.step < last_finite}
+
+
+def first_origin(run: Run) -> Event | None:
+    """Where the first non-finite value that mattered was born (scaler skips excluded)."""
+    skipped = skipped_steps(run)
+    origins = [e for e in run.events
+               if e.kind == EventKind.NONFINITE_ORIGIN and e.step not in skipped]
+    return min(origins, key=lambda e: e.step) if origins else None
+
+
 def trouble_events(run: Run, until: int | None = None) -> list[Event]:
-    """Events that entered a bad regime (and non-finite origins), by step."""
+    """Events that entered a bad regime (and non-finite origins), by step; gradients that a
+    GradScaler skipped in a run that recovered are not trouble."""
+    skipped = skipped_steps(run)
     return sorted((e for e in run.events
                    if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
+                   and not (e.step in skipped and (e.kind in ("grad_finite", "nonfinite_origin")
+                                                   or e.layer_name == LOSS))
                    and (until is None or e.step <= until)), key=lambda e: e.step)
 
 
 def nonfinite_step(run: Run) -> int | None:
-    """The step of the first non-finite value, or None."""
-    origin = run.first_nonfinite
+    """The step of the first non-finite value that mattered, or None."""
+    origin = first_origin(run)
     return origin.step if origin is not None else None
 
 

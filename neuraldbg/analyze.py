@@ -176,7 +176,7 @@ class Analyzer:
         if raw.grads_present is not None:
             vals = host["grads"]
             if math.inf in vals and live is not None:
-                vals = grouper.refine(vals, [p.grad for p in grouper.params])
+                vals = grouper.refine(vals, raw.grads_present)
             per_unit, obs, total = grouper.group(vals, raw.grads_present)
             if scale is not None and scale > 0:  # record unscaled gradients
                 per_unit, total = per_unit / scale, total / scale

@@ -184,15 +184,18 @@ class NormGrouper:
         out = torch.stack([n.to(norms[0].device, torch.float32) for n in norms])
         return ParamNorms(out, present)
 
-    @staticmethod
-    def refine(values: list[float], tensors: Sequence[torch.Tensor | None]) -> list[float]:
-        """Recompute in float64 the norms that came back inf: a float32 norm overflows for
-        finite values above ~1e19 (an extra sync, only on such a step)."""
-        have = [t for t in tensors if t is not None]
+    def refine(self, values: list[float], present: Sequence[bool]) -> list[float]:
+        """Recompute in float64 the gradient norms that came back inf: a float32 norm overflows
+        for finite values above ~1e19 (an extra sync, only on such a step). A gradient already
+        released (zero_grad before the step closed) keeps its inf."""
         out = list(values)
-        for k, v in enumerate(values):
-            if v == math.inf and not have[k].is_sparse:
-                out[k] = float(torch.linalg.vector_norm(have[k].detach(), dtype=torch.float64))
+        indices = [k for k, p in enumerate(present) if p]
+        for slot, v in enumerate(values):
+            if v != math.inf:
+                continue
+            g = self.params[indices[slot]].grad
+            if g is not None and not g.is_sparse:
+                out[slot] = float(torch.linalg.vector_norm(g.detach(), dtype=torch.float64))
         return out
 
     def group(self, values: Sequence[float], present: Sequence[bool]

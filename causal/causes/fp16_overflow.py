@@ -15,7 +15,14 @@ from types import MappingProxyType
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.run import LayerStat, Run
-from causal.views import failure_step, finite, forward_order, layer_series, module_type
+from causal.views import (
+    failure_step,
+    finite,
+    first_origin,
+    forward_order,
+    layer_series,
+    module_type,
+)
 
 
 class Fp16Overflow(CauseNode):
@@ -32,7 +39,7 @@ class Fp16Overflow(CauseNode):
 
     def localize(self, run: Run) -> Localization:
         """The first inf born in the forward pass, else the layer with the least headroom."""
-        origin = run.first_nonfinite
+        origin = first_origin(run)
         if origin is not None and origin.metadata.get("direction") == "forward":
             return Localization(origin.layer_name, origin.step, (origin,))
         heads = layer_series(run, LayerStat.ACT_HEADROOM, until=failure_step(run))

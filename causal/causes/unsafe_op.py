@@ -15,7 +15,7 @@ from types import MappingProxyType
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.run import Run
-from causal.views import module_type
+from causal.views import first_origin, module_type
 
 
 class UnsafeOp(CauseNode):
@@ -34,7 +34,7 @@ class UnsafeOp(CauseNode):
     })
 
     def localize(self, run: Run) -> Localization:
-        origin = run.first_nonfinite
+        origin = first_origin(run)
         if origin is None:
             return Localization(None, None)
         return Localization(origin.layer_name, origin.step, (origin,))
@@ -42,7 +42,7 @@ class UnsafeOp(CauseNode):
     def describe(self, run: Run, loc: Localization) -> str:
         if loc.layer is None:
             return "A numerically unsafe operation produced the first non-finite value"
-        origin = run.first_nonfinite
+        origin = first_origin(run)
         where = {"forward": "in the forward pass", "loss": "in the loss",
                  "backward": "in the backward pass"}.get(
             str(origin.metadata.get("direction")) if origin else "", "")

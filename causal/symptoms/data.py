@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from causal.run import LayerStat, Run
 from causal.symptom import Symptom
-from causal.views import failure_step, finite, layer_series, robust_z
+from causal.views import failure_step, finite, first_origin, layer_series, robust_z
 
 
 class InputOutlier(Symptom):
@@ -81,7 +81,7 @@ class HalfPrecision(Symptom):
         half = bool(amp & {"float16", "bfloat16"}) or dtype in ("float16", "bfloat16")
         if not half:
             return self.hard("fp32")
-        origin = run.first_nonfinite
+        origin = first_origin(run)
         fp16 = "float16" in amp or dtype == "float16"
         stop = failure_step(run)
         heads = finite(v for pts in layer_series(run, LayerStat.ACT_HEADROOM, until=stop).values()

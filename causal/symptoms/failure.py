@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from causal.run import Direction, Run
 from causal.symptom import Symptom
-from causal.views import losses, nonfinite_step, run_length, trouble_events
+from causal.views import first_origin, losses, nonfinite_step, run_length, trouble_events
 
 
 class NonfiniteBirth(Symptom):
@@ -24,7 +24,7 @@ class NonfiniteBirth(Symptom):
             "loss": 0.02, "backward": 0.02})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        ev = run.first_nonfinite
+        ev = first_origin(run)
         if ev is None:
             return self.hard("none")
         direction = ev.metadata.get("direction")

@@ -1,0 +1,37 @@
+"""Real runs of the bundled scenarios: the expected cause ranks first (a healthy scenario stays
+healthy) and the localizer names the scenario's ORIGIN layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from causal.diagnose import REPORT_THRESHOLD, diagnose, format_diagnosis, is_healthy
+from neuraldbg.scenario import load_scenario, scenario_files, train
+
+DATASETS = Path(__file__).resolve().parents[1] / "datasets"
+FILES = scenario_files(DATASETS)
+
+
+def test_the_suite_has_every_cause_and_healthy_runs():
+    causes = {load_scenario(p).cause for p in FILES}
+    assert {"saturation", "lr_too_high", "bad_init", "data_outlier", "fp16_overflow",
+            "unsafe_op", "dead_relu", "unscaled_inputs", "healthy"} <= causes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_scenario_is_diagnosed(path, run_path):
+    scenario = load_scenario(path)
+    _, run = train(scenario.build(0), run_path(scenario.name))
+    assert run is not None
+    hyps = diagnose(run)
+    report = format_diagnosis(run, hyps)
+    if scenario.cause == "healthy":
+        assert is_healthy(hyps), report
+        return
+    assert hyps and hyps[0].cause == scenario.cause, report
+    assert hyps[0].confidence >= REPORT_THRESHOLD, report
+    if scenario.origin is not None:
+        assert hyps[0].layer == scenario.origin, report
