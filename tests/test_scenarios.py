@@ -11,11 +11,18 @@ from causal.diagnose import REPORT_THRESHOLD, diagnose, format_diagnosis, is_hea
 from neuraldbg.scenario import load_scenario, scenario_files, train
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
-FILES = scenario_files(DATASETS)
+#: The families the hand-set likelihoods were checked against while writing them (one per cause
+#: plus healthy ones). Other families in datasets/ are measured by `neuraldbg bench`, not tuned
+#: on, so that accuracy figures stay honest.
+DEVELOPMENT = ["bad_init_relu_mlp", "data_outlier_mlp", "dead_relu_mlp", "fp16_overflow_mlp",
+               "healthy_cnn_warmup", "healthy_fp16_scaler_mlp", "healthy_gru_spike",
+               "healthy_mlp_regression", "lr_too_high_cnn", "saturation_tanh_mlp",
+               "unsafe_op_bce_mlp", "unscaled_inputs_mlp"]
+FILES = [DATASETS / f"{name}.py" for name in DEVELOPMENT]
 
 
 def test_the_suite_has_every_cause_and_healthy_runs():
-    causes = {load_scenario(p).cause for p in FILES}
+    causes = {load_scenario(p).cause for p in scenario_files(DATASETS)}
     assert {"saturation", "lr_too_high", "bad_init", "data_outlier", "fp16_overflow",
             "unsafe_op", "dead_relu", "unscaled_inputs", "healthy"} <= causes
 
