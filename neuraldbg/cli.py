@@ -54,6 +54,41 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    import json
+
+    import torch
+
+    from neuraldbg.bench import format_table, plot_reliability, run_bench
+    from neuraldbg.suite import parse_seeds
+
+    torch.set_num_threads(args.threads)
+    result = run_bench(args.suite, parse_seeds(args.seeds), progress=not args.no_progress)
+    print(format_table(result))
+    errors = [r for r in result["runs"] if r.get("error")]
+    for r in errors:
+        print(f"error: {r['scenario']} seed {r['seed']}: {r['error']}", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+        print(f"\nresult written to {args.json}")
+    if args.plot:
+        plot_reliability(result, args.plot)
+        print(f"reliability diagram written to {args.plot}")
+    return 0
+
+
+def _suite_verify(args: argparse.Namespace) -> int:
+    import torch
+
+    from neuraldbg.suite import format_verify, parse_seeds, verify
+
+    torch.set_num_threads(args.threads)
+    rows = verify(args.dir, parse_seeds(args.seeds))
+    print(format_verify(rows))
+    return 0 if all(r.valid for r in rows) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="neuraldbg", description="What broke in a PyTorch training run, where, and why."
@@ -71,6 +106,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="the whole run as JSON")
     p.add_argument("--max-events", type=int, default=25)
     p.set_defaults(func=_show)
+    p = sub.add_parser("bench", help="accuracy and calibration of diagnose on a scenario suite")
+    p.add_argument("--suite", default=None, help="directory of scenario files (default: the "
+                   "bundled datasets/)")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--json", default=None, metavar="OUT", help="write the full result as JSON")
+    p.add_argument("--plot", default=None, metavar="OUT.png",
+                   help="draw the reliability diagram (needs matplotlib)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=_bench)
+    p = sub.add_parser("suite", help="work with a scenario suite")
+    suite_sub = p.add_subparsers(dest="suite_command", required=True)
+    p = suite_sub.add_parser("verify", help="check every label by intervention (exit 1 if any "
+                             "is invalid)")
+    p.add_argument("dir", nargs="?", default=None, help="directory of scenario files (default: "
+                   "the bundled datasets/)")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.set_defaults(func=_suite_verify)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
