@@ -30,6 +30,7 @@ from causal.run import (
     SettingChange,
     StepStat,
     Window,
+    encode_float,
     encode_json,
 )
 
@@ -50,13 +51,8 @@ CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, step INTEGER NOT NULL
 """
 
 
-def _store(x: float | None) -> float | str | None:
-    if x is None:
-        return None
-    x = float(x)
-    if math.isfinite(x):
-        return x
-    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+#: SQLite turns NaN into NULL (which means "not observed" here): store non-finite as text.
+_store = encode_float
 
 
 def _load(x: Any) -> float | None:
