@@ -89,6 +89,33 @@ def _suite_verify(args: argparse.Namespace) -> int:
     return 0 if all(r.valid for r in rows) else 1
 
 
+def _fit(args: argparse.Namespace) -> int:
+    import torch
+
+    from causal.fit import SHIPPED_PATH
+    from neuraldbg.fit_suite import format_comparison, print_errors, run_fit
+    from neuraldbg.suite import parse_seeds
+
+    torch.set_num_threads(args.threads)
+    out = SHIPPED_PATH if args.out is None else args.out
+    report = run_fit(args.suite, parse_seeds(args.seeds), out,
+                     held_out_fraction=args.held_out_fraction, split_seed=args.split_seed,
+                     ess=args.ess, calibration=args.calibration, cache=args.cache,
+                     progress=not args.no_progress, log=print)
+    print_errors(report.errors)
+    cal = report.fitted.calibration
+    print(f"fitted on {sum(report.fitted.runs.values())} runs (ess {report.fitted.ess:g}); "
+          f"calibration {cal.method} a={cal.a:.4g} b={cal.b:.4g}")
+    print(f"parameters written to {out}\n")
+    if report.comparison:
+        print(f"held-out families ({len(report.held_out)}), seeds {args.seeds}:")
+        print(format_comparison(report.comparison))
+    else:
+        print("no held-out runs to score: a label needs two families or more to have one held "
+              "out (or no held-out run succeeded)")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="neuraldbg", description="What broke in a PyTorch training run, where, and why."
@@ -125,6 +152,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.set_defaults(func=_suite_verify)
+    p = sub.add_parser("fit", help="fit the network's parameters and calibration on a suite's "
+                       "training families; compare on the held-out ones")
+    p.add_argument("--suite", default=None, help="directory of scenario files (default: the "
+                   "bundled datasets/)")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--out", default=None, metavar="PATH", help="where to write the fitted "
+                   "parameters (default: causal/params/fitted.json in the package)")
+    p.add_argument("--held-out-fraction", type=float, default=0.34,
+                   help="share of each cause's families held out for scoring (default 0.34)")
+    p.add_argument("--split-seed", type=int, default=0, help="seed of the family split")
+    p.add_argument("--ess", type=float, default=10.0, help="equivalent sample size of the "
+                   "hand-set tables, in runs (default 10)")
+    p.add_argument("--calibration", choices=("platt", "temperature", "none"), default="platt")
+    p.add_argument("--cache", default=None, metavar="PATH", help="JSON cache of observations, "
+                   "so that re-fitting does not retrain unchanged scenarios")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=_fit)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

@@ -1,0 +1,603 @@
+"""Fitting the network's parameters and a calibration map on a table of labelled observations.
+
+Torch-free: the input is a table of `Observation`s (one per scenario x seed: its label and the
+evidence every registered symptom gave on the run), collected by `neuraldbg.fit_suite` or by
+hand. The output is a `FittedParameters`, a versioned JSON-safe record that `apply`s to a registry
+(fitted likelihoods and leaks) and `calibrate`s posteriors.
+
+**Likelihoods and leaks (pgmpy, Dirichlet posterior).** The network's symptom CPDs are
+log-linear (`causal.network.combine`): the column where exactly one cause is present *is* that
+cause's `likelihoods[symptom]`, the column where every cause is absent *is* the symptom's `leak`,
+and every other column is derived from those. So the free parameters are exactly one column per
+(cause, symptom edge) plus one leak per symptom, and each training run, which has one known cause
+(or none: "healthy"), observes one of these columns and nothing else. For each cause C we build a
+sub-model C -> (each symptom C raises), fully observed: C = "present" rows are C's runs, C =
+"absent" rows are the healthy runs (runs of other causes are left out: they observe other
+columns). pgmpy's `DiscreteBayesianEstimator` (prior "dirichlet") fits it with pseudo-counts
+`ess * hand-set table`: `ess * likelihoods[s]` in the present column, `ess * leak[s]` in the absent
+one, so each fitted column is the Dirichlet posterior mean `(ess * hand_set + counts) / (ess + n)`.
+The present column becomes the cause's fitted likelihoods; the absent column the symptom's fitted
+leak (every sub-model sees the same healthy rows and the same leak prior, so the absent columns
+agree; symptoms no cause raises keep their hand-set leak). A cause or healthy with no training run
+keeps its hand-set table; a huge `ess` keeps every table; a small one follows the data.
+
+Soft evidence (a symptom's distribution, not one state) counts fractionally: each observation
+becomes a few weighted rows (`_coupled_rows`, a quantile coupling of its symptoms' distributions:
+the unit interval is cut at every symptom's cumulative probabilities, and each piece is one row,
+weighted by its length, taking in each symptom the state whose cumulative interval holds it), so
+every symptom's weighted state counts equal the observation's distribution exactly, and pgmpy's
+weighted counting (`sample_weight`) gives the expected counts.
+
+**Priors are not re-estimated.** They stay the hand-set values: the suite's mix of causes is a
+design choice (about three families per cause, six healthy), not the frequency of causes behind
+failing runs in the wild, so fitting priors to it would teach the network the suite's layout.
+
+**Calibration.** A Platt map on the logit, `p' = sigmoid(a * logit(p) + b)`, applied to every
+cause's posterior. It is fitted (scipy, L-BFGS-B) on the TRAINING observations only, to minimise
+the log-loss of "the top-ranked cause is the true one" against the calibrated top posterior, with
+a weak Gaussian prior pulling (a, b) to the identity (1, 0) (`CALIBRATION_PRIOR_SD`), so a
+handful of perfectly separated runs cannot push it to infinity. The posteriors it is fitted on
+are cross-fitted by family: each training family's runs are scored by tables fitted without that
+family, which is the situation on a held-out family (fitting on in-sample posteriors would learn
+how over-confident the network is on data it has already seen). `method="temperature"` fixes
+b = 0 (only the sharpness changes; which cause ranks first and which runs are called healthy stay
+as they were).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import itertools
+import json
+import math
+import os
+import random
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from causal.errors import NeuralDbgError
+from causal.registry import Registry
+
+#: The version of the JSON written by `FittedParameters.to_json`; bumped on incompatible changes.
+SCHEMA_VERSION = 1
+FORMAT = "neuraldbg-fitted-parameters"
+HEALTHY = "healthy"
+#: Default equivalent sample size of the hand-set tables (pseudo-counts per column).
+DEFAULT_ESS = 10.0
+#: Standard deviation of the Gaussian prior on the calibration's (a - 1) and b.
+CALIBRATION_PRIOR_SD = 2.0
+#: Posteriors are clipped to [EPS, 1 - EPS] before taking logits.
+EPS = 1e-12
+_CAUSE_STATES = ("absent", "present")
+#: Where `neuraldbg fit` writes the parameters that ship with the package by default.
+SHIPPED_PATH = Path(__file__).resolve().parent / "params" / "fitted.json"
+
+
+class FitError(NeuralDbgError, ValueError):
+    """Observations, a fitted-parameters file or a registry do not fit together."""
+
+
+# ---------------------------------------------------------------- the table of observations
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """One labelled run: which scenario (and family: its file stem), which seed, the true cause
+    (a cause name or "healthy") and every symptom's distribution on the run."""
+
+    scenario: str
+    family: str
+    seed: int
+    cause: str
+    evidence: Mapping[str, Mapping[str, float]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "family": self.family, "seed": self.seed,
+                "cause": self.cause,
+                "evidence": {s: dict(d) for s, d in self.evidence.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Observation:
+        try:
+            return cls(str(data["scenario"]), str(data["family"]), int(data["seed"]),
+                       str(data["cause"]),
+                       {str(s): {str(k): float(v) for k, v in d.items()}
+                        for s, d in data["evidence"].items()})
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise FitError(f"not an observation record ({type(e).__name__}: {e}): "
+                           f"{str(dict(data))[:200]}") from e
+
+
+# ---------------------------------------------------------------- the family split
+
+
+def split_families(names: Mapping[str, str], held_out_fraction: float = 0.34,
+                   seed: int = 0) -> tuple[list[str], list[str]]:
+    """Split families (whole scenario files, never seeds) into (training, held-out), sorted.
+
+    `names` maps each family to its label (a cause or "healthy"). Per label, with n families:
+    n >= 2 holds out round(n * held_out_fraction) of them, at least 1 and at most n - 1 (so at
+    least one family of every label trains, and one of every label is scored); n == 1 trains
+    (a label with a single family cannot be both fitted and scored). Deterministic: the choice is
+    a shuffle seeded by (`seed`, label), independent of the other labels and of dict order.
+    """
+    if not 0.0 <= held_out_fraction < 1.0:
+        raise FitError(f"held_out_fraction {held_out_fraction!r} must be in [0, 1)")
+    by_label: dict[str, list[str]] = {}
+    for family, label in names.items():
+        by_label.setdefault(label, []).append(family)
+    train: list[str] = []
+    held: list[str] = []
+    for label in sorted(by_label):
+        fams = sorted(by_label[label])
+        k = 0
+        if len(fams) >= 2:
+            k = min(len(fams) - 1, max(1, round(len(fams) * held_out_fraction)))
+        random.Random(f"neuraldbg-split:{seed}:{label}").shuffle(fams)
+        held += fams[:k]
+        train += fams[k:]
+    return sorted(train), sorted(held)
+
+
+# ---------------------------------------------------------------- calibration
+
+
+@dataclasses.dataclass(frozen=True)
+class Calibration:
+    """`p' = sigmoid(a * logit(p) + b)` on every cause's posterior; identity by default."""
+
+    method: str = "identity"
+    a: float = 1.0
+    b: float = 0.0
+    runs: int = 0
+    log_loss_before: float | None = None
+    log_loss_after: float | None = None
+
+    def __call__(self, p: float) -> float:
+        if self.a == 1.0 and self.b == 0.0:
+            return float(p)
+        return _sigmoid(self.a * _logit(p) + self.b)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "a": self.a, "b": self.b, "runs": self.runs,
+                "log_loss_before": self.log_loss_before, "log_loss_after": self.log_loss_after}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
+        def opt(key: str) -> float | None:
+            return None if data.get(key) is None else float(data[key])
+
+        return cls(str(data["method"]), float(data["a"]), float(data["b"]),
+                   int(data.get("runs", 0)), opt("log_loss_before"), opt("log_loss_after"))
+
+
+def _logit(p: float) -> float:
+    p = min(max(float(p), EPS), 1.0 - EPS)
+    return math.log(p) - math.log1p(-p)
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def top_cause(post: Mapping[str, float]) -> tuple[str | None, float]:
+    """The rank-1 cause and its posterior (ties broken by name, as `diagnose` ranks them)."""
+    if not post:
+        return None, 0.0
+    name, p = min(post.items(), key=lambda kv: (-kv[1], kv[0]))
+    return name, float(p)
+
+
+def log_loss(confidences: Sequence[float], correct: Sequence[bool]) -> float:
+    """Mean negative log-likelihood of `correct` under `confidences` (clipped to [EPS, 1-EPS])."""
+    total = 0.0
+    for c, y in zip(confidences, correct, strict=True):
+        c = min(max(float(c), EPS), 1.0 - EPS)
+        total -= math.log(c) if y else math.log1p(-c)
+    return total / len(confidences) if confidences else 0.0
+
+
+def fit_calibration(top_posteriors: Sequence[float], correct: Sequence[bool],
+                    method: str = "platt") -> Calibration:
+    """Fit `sigmoid(a * logit(p) + b)` to P(top cause is the true one), by scipy's L-BFGS-B.
+
+    Objective: the summed log-loss plus a Gaussian prior on (a - 1, b) with standard deviation
+    `CALIBRATION_PRIOR_SD`. `method` is "platt" (a and b) or "temperature" (b = 0). With no
+    observations, or only right or only wrong ones and "temperature", the fit still has a
+    finite optimum thanks to the prior.
+    """
+    import numpy as np
+    from scipy.optimize import minimize
+
+    if method not in ("platt", "temperature"):
+        raise FitError(f"calibration method {method!r}: use 'platt' or 'temperature'")
+    n = len(top_posteriors)
+    if n != len(correct):
+        raise FitError("top_posteriors and correct must have the same length")
+    if n == 0:
+        return Calibration("identity")
+    x = np.array([_logit(p) for p in top_posteriors], dtype=float)
+    y = np.array([1.0 if c else 0.0 for c in correct], dtype=float)
+    var = CALIBRATION_PRIOR_SD ** 2
+
+    def objective(theta: Any) -> tuple[float, Any]:
+        a, b = float(theta[0]), (float(theta[1]) if method == "platt" else 0.0)
+        z = a * x + b
+        # log(1 + e^z) - y z, stable; gradient (sigmoid(z) - y) * dz
+        nll = float(np.sum(np.logaddexp(0.0, z) - y * z))
+        s = 1.0 / (1.0 + np.exp(-z))
+        ga = float(np.sum((s - y) * x)) + (a - 1.0) / var
+        value = nll + ((a - 1.0) ** 2 + b ** 2) / (2.0 * var)
+        if method == "platt":
+            gb = float(np.sum(s - y)) + b / var
+            return value, np.array([ga, gb])
+        return value, np.array([ga])
+
+    x0 = np.array([1.0, 0.0] if method == "platt" else [1.0])
+    bounds = [(1e-3, 100.0), (-20.0, 20.0)] if method == "platt" else [(1e-3, 100.0)]
+    res = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=bounds)
+    a = float(res.x[0])
+    b = float(res.x[1]) if method == "platt" else 0.0
+    cal = Calibration(method, a, b, n)
+    before = log_loss(list(top_posteriors), list(correct))
+    after = log_loss([cal(p) for p in top_posteriors], list(correct))
+    return Calibration(method, a, b, n, before, after)
+
+
+# ---------------------------------------------------------------- the fitted parameters
+
+
+def _digest(registry: Registry) -> str:
+    """A short hash of the registry's hand-set tables (likelihoods, leaks, states)."""
+    data = {
+        "causes": {n: {s: dict(d) for s, d in c.likelihoods.items()}
+                   for n, c in registry.causes().items()},
+        "symptoms": {n: {"states": list(s.states), "leak": s.leak_distribution()}
+                     for n, s in registry.symptoms().items()},
+    }
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+Table = Mapping[str, Mapping[str, float]]
+
+
+@dataclasses.dataclass(frozen=True)
+class FittedParameters:
+    """Fitted likelihoods (cause -> symptom -> state -> p), leaks (symptom -> state -> p) and a
+    calibration map, with what they were fitted for (causes, symptoms and their states, the
+    hand-set tables' digest), how (ess, training families, seeds, runs per label)."""
+
+    likelihoods: Mapping[str, Table]
+    leaks: Table
+    symptom_states: Mapping[str, tuple[str, ...]]
+    causes: tuple[str, ...]
+    ess: float
+    calibration: Calibration = dataclasses.field(default_factory=Calibration)
+    training_families: tuple[str, ...] = ()
+    runs: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    seeds: tuple[int, ...] = ()
+    handset_digest: str = ""
+    schema: int = SCHEMA_VERSION
+
+    # ---- persistence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT, "schema": self.schema, "ess": self.ess,
+            "causes": list(self.causes),
+            "symptoms": {s: list(st) for s, st in self.symptom_states.items()},
+            "handset_digest": self.handset_digest,
+            "training_families": list(self.training_families), "seeds": list(self.seeds),
+            "runs": dict(self.runs),
+            "likelihoods": {c: {s: dict(d) for s, d in t.items()}
+                            for c, t in self.likelihoods.items()},
+            "leaks": {s: dict(d) for s, d in self.leaks.items()},
+            "calibration": self.calibration.to_dict(),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FittedParameters:
+        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+            raise FitError(f"not a neuraldbg fitted-parameters record (expected \"format\": "
+                           f"{FORMAT!r}); write one with `neuraldbg fit`")
+        if data.get("schema") != SCHEMA_VERSION:
+            raise FitError(f"fitted parameters have schema {data.get('schema')!r}, this version "
+                           f"of neuraldbg reads schema {SCHEMA_VERSION}; re-run `neuraldbg fit`")
+        try:
+            return cls(
+                likelihoods={str(c): {str(s): {str(k): float(v) for k, v in d.items()}
+                                      for s, d in t.items()}
+                             for c, t in data["likelihoods"].items()},
+                leaks={str(s): {str(k): float(v) for k, v in d.items()}
+                       for s, d in data["leaks"].items()},
+                symptom_states={str(s): tuple(str(x) for x in st)
+                                for s, st in data["symptoms"].items()},
+                causes=tuple(str(c) for c in data["causes"]),
+                ess=float(data["ess"]),
+                calibration=Calibration.from_dict(data["calibration"]),
+                training_families=tuple(str(f) for f in data.get("training_families", ())),
+                runs={str(k): int(v) for k, v in data.get("runs", {}).items()},
+                seeds=tuple(int(s) for s in data.get("seeds", ())),
+                handset_digest=str(data.get("handset_digest", "")),
+                schema=int(data["schema"]),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise FitError(f"malformed fitted-parameters record: {type(e).__name__}: {e}; "
+                           "re-run `neuraldbg fit`") from e
+
+    @classmethod
+    def from_json(cls, text: str) -> FittedParameters:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise FitError(f"fitted parameters are not valid JSON: {e}") from e
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> FittedParameters:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as e:
+            raise FitError(f"cannot read fitted parameters {path}: {e}") from e
+        return cls.from_json(text)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(self.to_json(), encoding="utf-8")
+
+    # ---- use
+
+    def problems(self, registry: Registry, strict: bool = True) -> list[str]:
+        """Why these parameters do not fit `registry` (empty: they do).
+
+        Always: every fitted cause and symptom must be registered, with the same states and,
+        per cause, the same symptoms. `strict` also forbids registered causes and symptoms that
+        were not fitted (`strict=False` lets them keep their hand-set tables)."""
+        out = []
+        causes, symptoms = registry.causes(), registry.symptoms()
+        for name in self.causes:
+            if name not in causes:
+                out.append(f"fitted cause {name!r} is not registered")
+            elif set(causes[name].likelihoods) != set(self.likelihoods.get(name, {})):
+                out.append(f"cause {name!r} raises symptoms {sorted(causes[name].likelihoods)}, "
+                           f"fitted for {sorted(self.likelihoods.get(name, {}))}")
+        for name, states in self.symptom_states.items():
+            if name not in symptoms:
+                out.append(f"fitted symptom {name!r} is not registered")
+            elif tuple(symptoms[name].states) != tuple(states):
+                out.append(f"symptom {name!r} has states {list(symptoms[name].states)}, "
+                           f"fitted for {list(states)}")
+        if strict:
+            extra = sorted(set(causes) - set(self.causes))
+            if extra:
+                out.append(f"registered causes {extra} were not fitted")
+            extra = sorted(set(symptoms) - set(self.symptom_states))
+            if extra:
+                out.append(f"registered symptoms {extra} were not fitted")
+        return out
+
+    def is_stale(self, registry: Registry) -> bool:
+        """True when `registry`'s hand-set tables differ from the ones these were fitted from."""
+        return bool(self.handset_digest) and _digest(registry) != self.handset_digest
+
+    def apply(self, registry: Registry, strict: bool = True) -> Registry:
+        """A copy of `registry` whose causes use the fitted likelihoods and whose symptoms use
+        the fitted leaks. The registry, its cause and symptom instances and their classes are
+        left untouched: the copy holds shallow copies of the instances, with `likelihoods` and
+        `leak` set as instance attributes (which the network reads in place of the class ones).
+        Raises `FitError` when the parameters do not fit the registry (see `problems`)."""
+        problems = self.problems(registry, strict)
+        if problems:
+            raise FitError("the fitted parameters do not match the registry: "
+                           + "; ".join(problems)
+                           + ". Re-run `neuraldbg fit` for this registry (or pass strict=False "
+                           "to keep unfitted causes at their hand-set tables)")
+        new = registry.copy()
+        symptoms = registry.symptoms()
+        for name, leak in self.leaks.items():
+            sym = copy.copy(symptoms[name])
+            vars(sym)["leak"] = MappingProxyType(dict(leak))
+            new.register_symptom(sym, replace=True)
+        causes = registry.causes()
+        for name in self.causes:
+            node = copy.copy(causes[name])
+            vars(node)["likelihoods"] = MappingProxyType(
+                {s: MappingProxyType(dict(d)) for s, d in self.likelihoods[name].items()})
+            new.register_cause(node, replace=True)
+        return new
+
+    def calibrate(self, posteriors: Mapping[str, float]) -> dict[str, float]:
+        """Every cause's posterior through the calibration map (same keys)."""
+        return {c: self.calibration(p) for c, p in posteriors.items()}
+
+
+# ---------------------------------------------------------------- fitting
+
+
+def _pg() -> Any:
+    """pgmpy's estimator pieces, imported quietly (FutureWarnings at import, as in network)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import numpy as np
+        import pandas as pd
+        from pgmpy.models import DiscreteBayesianNetwork
+        from pgmpy.parameter_estimator import DiscreteBayesianEstimator
+    return np, pd, DiscreteBayesianNetwork, DiscreteBayesianEstimator
+
+
+def _coupled_rows(evidence: Mapping[str, Mapping[str, float]], symptoms: Sequence[str],
+                  states: Mapping[str, Sequence[str]]) -> list[tuple[float, dict[str, str]]]:
+    """(weight, one state per symptom) rows whose weighted state counts are, per symptom,
+    exactly its distribution in `evidence` (a quantile coupling; weights sum to 1)."""
+    cuts = {0.0, 1.0}
+    cums: dict[str, list[float]] = {}
+    for s in symptoms:
+        acc, cum = 0.0, []
+        for st in states[s]:
+            acc += float(evidence[s].get(st, 0.0))
+            cum.append(min(acc, 1.0))
+        cum[-1] = 1.0
+        cums[s] = cum
+        cuts.update(cum)
+    points = sorted(cuts)
+    rows = []
+    for lo, hi in itertools.pairwise(points):
+        if hi - lo <= 0.0:
+            continue
+        mid = (lo + hi) / 2.0
+        row = {}
+        for s in symptoms:
+            idx = next(i for i, c in enumerate(cums[s]) if c > mid)
+            row[s] = states[s][idx]
+        rows.append((hi - lo, row))
+    return rows
+
+
+def _check_observations(observations: Sequence[Observation], registry: Registry,
+                        needed: Iterable[str]) -> None:
+    causes, symptoms = registry.causes(), registry.symptoms()
+    for ob in observations:
+        where = f"observation {ob.scenario!r} seed {ob.seed}"
+        if ob.cause != HEALTHY and ob.cause not in causes:
+            raise FitError(f"{where} is labelled {ob.cause!r}, which is not a registered cause "
+                           f"(registered: {sorted(causes)}); register it or drop its scenarios")
+        unknown = sorted(set(ob.evidence) - set(symptoms))
+        if unknown:
+            raise FitError(f"{where} has evidence for unregistered symptoms {unknown}; collect "
+                           "the observations again with this registry")
+        missing = sorted(set(needed) - set(ob.evidence))
+        if missing:
+            raise FitError(f"{where} has no evidence for symptoms {missing}; collect the "
+                           "observations again with this registry")
+        for s, dist in ob.evidence.items():
+            total = math.fsum(float(v) for v in dist.values())
+            if (set(dist) - set(symptoms[s].states) or abs(total - 1.0) > 1e-6
+                    or any(float(v) < 0.0 for v in dist.values())):
+                raise FitError(f"{where}: evidence for {s!r} is not a distribution over "
+                               f"{list(symptoms[s].states)}: {dict(dist)}")
+
+
+def fit_tables(observations: Sequence[Observation], registry: Registry,
+               ess: float = DEFAULT_ESS) -> tuple[dict[str, dict[str, dict[str, float]]],
+                                                  dict[str, dict[str, float]]]:
+    """(likelihoods, leaks): the Dirichlet posterior means fitted by pgmpy, per cause sub-model
+    (see the module docstring). Causes with no run and no healthy run keep their tables."""
+    if not (isinstance(ess, (int, float)) and math.isfinite(ess) and ess > 0.0):
+        raise FitError(f"ess {ess!r} must be a positive number (the hand-set tables' weight "
+                       "in runs)")
+    np, pd, DBN, Estimator = _pg()
+    causes, symptoms = registry.causes(), registry.symptoms()
+    states = {s: tuple(sym.states) for s, sym in symptoms.items()}
+    leaks_hand = {s: sym.leak_distribution() for s, sym in symptoms.items()}
+    healthy = [ob for ob in observations if ob.cause == HEALTHY]
+    likelihoods: dict[str, dict[str, dict[str, float]]] = {}
+    leaks: dict[str, dict[str, float]] = {s: dict(d) for s, d in leaks_hand.items()}
+    for name, cause in causes.items():
+        raised = list(cause.likelihoods)
+        hand = {s: {st: float(cause.likelihoods[s].get(st, 0.0)) for st in states[s]}
+                for s in raised}
+        own = [ob for ob in observations if ob.cause == name]
+        if not own and not healthy:
+            likelihoods[name] = hand
+            continue
+        rows: list[dict[str, str]] = []
+        weights: list[float] = []
+        for label, obs in (("present", own), ("absent", healthy)):
+            for ob in obs:
+                for w, row in _coupled_rows(ob.evidence, raised, states):
+                    rows.append({name: label, **row})
+                    weights.append(w)
+        data = pd.DataFrame(rows, columns=[name, *raised])
+        pseudo = {s: np.array([[ess * leaks_hand[s][st], ess * hand[s][st]]
+                               for st in states[s]]) for s in raised}
+        model = DBN()
+        model.add_nodes_from([name, *raised])
+        model.add_edges_from([(name, s) for s in raised])
+        estimator = Estimator(
+            state_names={name: list(_CAUSE_STATES), **{s: list(states[s]) for s in raised}},
+            prior_type="dirichlet", pseudo_counts=pseudo)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            model.fit(data, estimator=estimator, sample_weight=np.array(weights))
+        fitted: dict[str, dict[str, float]] = {}
+        for s in raised:
+            cpd = model.get_cpds(s)
+            col = {st: float(cpd.get_value(**{s: st, name: "present"})) for st in states[s]}
+            fitted[s] = col
+            if healthy:
+                leaks[s] = {st: float(cpd.get_value(**{s: st, name: "absent"}))
+                            for st in states[s]}
+        likelihoods[name] = fitted
+    return likelihoods, leaks
+
+
+def _labelled(observations: Sequence[Observation], registry: Registry
+              ) -> tuple[list[float], list[bool]]:
+    from causal.network import get_network
+
+    net = get_network(registry)
+    tops, right = [], []
+    for ob in observations:
+        cause, p = top_cause(net.posteriors(ob.evidence))
+        tops.append(p)
+        right.append(cause == ob.cause)
+    return tops, right
+
+
+def fit_parameters(observations: Sequence[Observation], registry: Registry,
+                   ess: float = DEFAULT_ESS, calibration: str = "platt",
+                   seeds: Sequence[int] = ()) -> FittedParameters:
+    """Fit the likelihoods, leaks and calibration map of `registry` on `observations`.
+
+    `calibration` is "platt", "temperature" or "none". The calibration data are cross-fitted by
+    family (each family scored by tables fitted without it) when there are two families or
+    more, in-sample otherwise. Deterministic: the same observations give the same parameters.
+    """
+    from causal.network import get_network
+
+    get_network(registry)  # validates the registry (raises with its own message)
+    causes = registry.causes()
+    needed = {s for c in causes.values() for s in c.likelihoods}
+    _check_observations(observations, registry, needed)
+    observations = sorted(observations, key=lambda ob: (ob.family, ob.scenario, ob.seed))
+    likelihoods, leaks = fit_tables(observations, registry, ess)
+    base = FittedParameters(
+        likelihoods=likelihoods, leaks=leaks,
+        symptom_states={s: tuple(sym.states) for s, sym in registry.symptoms().items()},
+        causes=tuple(causes), ess=float(ess),
+        training_families=tuple(sorted({ob.family for ob in observations})),
+        runs={label: sum(ob.cause == label for ob in observations)
+              for label in [*causes, HEALTHY]},
+        seeds=tuple(sorted(set(seeds))), handset_digest=_digest(registry))
+    if calibration == "none" or not observations:
+        return base
+    families = base.training_families
+    tops: list[float] = []
+    right: list[bool] = []
+    if len(families) >= 2:
+        for fam in families:
+            rest = [ob for ob in observations if ob.family != fam]
+            mine = [ob for ob in observations if ob.family == fam]
+            liks, lks = fit_tables(rest, registry, ess)
+            fold = FittedParameters(liks, lks, base.symptom_states, base.causes, float(ess))
+            t, r = _labelled(mine, fold.apply(registry))
+            tops += t
+            right += r
+    else:
+        tops, right = _labelled(observations, base.apply(registry))
+    cal = fit_calibration(tops, right, calibration)
+    return dataclasses.replace(base, calibration=cal)

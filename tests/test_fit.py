@@ -1,0 +1,424 @@
+"""Fitting the network's tables and calibration map (`causal.fit`) on synthetic observations (no
+torch, no training), the family split, the JSON record, `apply` on a registry, and one small
+end-to-end `neuraldbg fit` on a temporary suite."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from causal.diagnose import builtin_registry
+from causal.fit import (
+    SCHEMA_VERSION,
+    Calibration,
+    FitError,
+    FittedParameters,
+    Observation,
+    fit_calibration,
+    fit_parameters,
+    log_loss,
+    split_families,
+    top_cause,
+)
+from causal.network import CausalNetwork, get_network
+from causal.registry import Registry
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def reg() -> Registry:
+    """A private registry with the built-ins (the global one is left alone)."""
+    return builtin_registry(Registry())
+
+
+def quiet(reg: Registry, **over: dict[str, float]) -> dict[str, dict[str, float]]:
+    """Every symptom in its first (normal) state, except the ones given."""
+    ev = {n: s.hard(s.states[0]) for n, s in reg.symptoms().items()}
+    ev.update(over)
+    return ev
+
+
+def hard(reg: Registry, symptom: str, state: str) -> dict[str, float]:
+    return reg.symptoms()[symptom].hard(state)
+
+
+def ob(reg: Registry, family: str, seed: int, cause: str, **over: dict[str, float]
+       ) -> Observation:
+    return Observation(family, family, seed, cause, quiet(reg, **over))
+
+
+def update_ratio_table(reg: Registry) -> list[Observation]:
+    """lr_too_high: 6 x very_high, 3 x high, 1 x soft {normal .5, high .5}; healthy: 8 x normal,
+    2 x high. Counts: lr (0.5, 3.5, 6) of 10; healthy (8, 2, 0) of 10."""
+    obs = [ob(reg, "lr_a", i, "lr_too_high", update_ratio=hard(reg, "update_ratio", "very_high"))
+           for i in range(6)]
+    obs += [ob(reg, "lr_b", i, "lr_too_high", update_ratio=hard(reg, "update_ratio", "high"))
+            for i in range(3)]
+    obs.append(ob(reg, "lr_b", 9, "lr_too_high",
+                  update_ratio={"normal": 0.5, "high": 0.5, "very_high": 0.0}))
+    obs += [ob(reg, "calm", i, "healthy") for i in range(8)]
+    obs += [ob(reg, "calm_b", i, "healthy", update_ratio=hard(reg, "update_ratio", "high"))
+            for i in range(2)]
+    return obs
+
+
+LR_COUNTS = {"normal": 0.5, "high": 3.5, "very_high": 6.0}
+HEALTHY_COUNTS = {"normal": 8.0, "high": 2.0, "very_high": 0.0}
+
+
+# ---------------------------------------------------------------- tables
+
+
+def test_small_ess_recovers_the_empirical_frequencies(reg):
+    fp = fit_parameters(update_ratio_table(reg), reg, ess=1e-6, calibration="none")
+    lik = fp.likelihoods["lr_too_high"]["update_ratio"]
+    leak = fp.leaks["update_ratio"]
+    for state in LR_COUNTS:
+        assert lik[state] == pytest.approx(LR_COUNTS[state] / 10, abs=1e-6)
+        assert leak[state] == pytest.approx(HEALTHY_COUNTS[state] / 10, abs=1e-6)
+    # every lr run showed a steady loss: the fitted table follows the data there too
+    assert fp.likelihoods["lr_too_high"]["loss_pattern"]["steady"] == pytest.approx(1, abs=1e-6)
+
+
+def test_the_fit_is_the_dirichlet_posterior_mean_with_soft_counts(reg):
+    ess = 10.0
+    fp = fit_parameters(update_ratio_table(reg), reg, ess=ess, calibration="none")
+    hand = reg.causes()["lr_too_high"].likelihoods["update_ratio"]
+    hand_leak = reg.symptoms()["update_ratio"].leak_distribution()
+    for state in LR_COUNTS:
+        assert fp.likelihoods["lr_too_high"]["update_ratio"][state] == pytest.approx(
+            (ess * hand[state] + LR_COUNTS[state]) / (ess + 10), rel=1e-12)
+        assert fp.leaks["update_ratio"][state] == pytest.approx(
+            (ess * hand_leak[state] + HEALTHY_COUNTS[state]) / (ess + 10), rel=1e-12)
+    assert fp.runs["lr_too_high"] == 10 and fp.runs["healthy"] == 10 and fp.runs["bad_init"] == 0
+
+
+def test_huge_ess_and_causes_without_runs_keep_the_hand_set_tables(reg):
+    obs = update_ratio_table(reg)
+    fp = fit_parameters(obs, reg, ess=1e12, calibration="none")
+    small = fit_parameters(obs, reg, ess=1.0, calibration="none")
+    for name, cause in reg.causes().items():
+        for sym, dist in cause.likelihoods.items():
+            for state, p in dist.items():
+                assert fp.likelihoods[name][sym][state] == pytest.approx(p, abs=1e-9)
+                if name != "lr_too_high":  # no run of its own: hand-set whatever the ess
+                    assert small.likelihoods[name][sym][state] == pytest.approx(p, abs=1e-12)
+    for name, sym in reg.symptoms().items():
+        for state, p in sym.leak_distribution().items():
+            assert fp.leaks[name][state] == pytest.approx(p, abs=1e-9)
+
+
+def test_fitted_tables_are_distributions_and_the_fit_is_deterministic(reg):
+    obs = update_ratio_table(reg)
+    a = fit_parameters(obs, reg)
+    b = fit_parameters(list(reversed(obs)), reg)
+    assert a.to_json() == b.to_json()
+    for table in [*a.likelihoods.values(), {"leaks": a.leaks}]:
+        for dist in (table["leaks"].values() if "leaks" in table else table.values()):
+            assert math.fsum(dist.values()) == pytest.approx(1.0, abs=1e-12)
+            assert all(p >= 0 for p in dist.values())
+
+
+def test_bad_observations_and_ess_raise_clear_errors(reg):
+    good = update_ratio_table(reg)
+    with pytest.raises(FitError, match="labelled 'no_such_cause'"):
+        fit_parameters([*good, ob(reg, "x", 0, "no_such_cause")], reg)
+    partial = Observation("y", "y", 0, "healthy",
+                          {k: v for k, v in quiet(reg).items() if k != "update_ratio"})
+    with pytest.raises(FitError, match="no evidence for symptoms \\['update_ratio'\\]"):
+        fit_parameters([*good, partial], reg)
+    with pytest.raises(FitError, match="not a distribution"):
+        fit_parameters([ob(reg, "z", 0, "healthy", update_ratio={"normal": 0.7})], reg)
+    with pytest.raises(FitError, match="ess"):
+        fit_parameters(good, reg, ess=0.0)
+
+
+# ---------------------------------------------------------------- the family split
+
+
+labels = st.dictionaries(st.text("abcdefgh_", min_size=1, max_size=6),
+                         st.sampled_from(["healthy", "lr_too_high", "bad_init", "dead_relu"]),
+                         max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(labels, st.floats(0.0, 0.99), st.integers(0, 10))
+def test_split_holds_out_whole_families_per_label(names, fraction, seed):
+    train, held = split_families(names, fraction, seed)
+    assert not set(train) & set(held)
+    assert sorted(train + held) == sorted(names)
+    assert (train, held) == split_families(dict(reversed(list(names.items()))), fraction, seed)
+    for label in set(names.values()):
+        fams = {f for f, c in names.items() if c == label}
+        if len(fams) >= 2:
+            assert fams & set(train) and fams & set(held)
+        else:
+            assert fams <= set(train)
+
+
+def test_split_fraction_and_seed():
+    names = {f"h{i}": "healthy" for i in range(6)} | {f"l{i}": "lr_too_high" for i in range(3)}
+    _, held = split_families(names, 0.34, 0)
+    assert len([f for f in held if f.startswith("h")]) == 2
+    assert len([f for f in held if f.startswith("l")]) == 1
+    assert {tuple(split_families(names, 0.34, s)[1]) for s in range(20)} != {tuple(held)}
+    with pytest.raises(FitError, match="held_out_fraction"):
+        split_families(names, 1.0, 0)
+
+
+# ---------------------------------------------------------------- calibration
+
+
+def overconfident() -> tuple[list[float], list[bool]]:
+    """Confidences 0.95-0.999, but only 60% of the top causes are right."""
+    tops = [0.95 + 0.049 * i / 99 for i in range(100)]
+    right = [i % 5 < 3 for i in range(100)]
+    return tops, right
+
+
+@pytest.mark.parametrize("method", ["platt", "temperature"])
+def test_calibration_reduces_log_loss_on_an_overconfident_set(method):
+    tops, right = overconfident()
+    cal = fit_calibration(tops, right, method)
+    assert cal.log_loss_before == pytest.approx(log_loss(tops, right))
+    assert cal.log_loss_after is not None and cal.log_loss_before is not None
+    assert cal.log_loss_after < 0.5 * cal.log_loss_before
+    assert cal.a < 1.0  # softened
+    if method == "temperature":
+        assert cal.b == 0.0
+    calibrated = [cal(p) for p in tops]
+    assert all(a <= b for a, b in itertools.pairwise(calibrated))  # monotone
+    assert sum(calibrated) / len(calibrated) == pytest.approx(0.6, abs=0.1)
+
+
+def test_calibration_identity_empty_and_bad_method():
+    assert Calibration()(0.37) == 0.37
+    assert fit_calibration([], []) == Calibration()
+    with pytest.raises(FitError, match="platt"):
+        fit_calibration([0.5], [True], "isotonic")
+
+
+def test_fit_parameters_fits_calibration_on_cross_fitted_training_posteriors(reg):
+    fp = fit_parameters(update_ratio_table(reg), reg, ess=10.0)
+    assert fp.calibration.method == "platt" and fp.calibration.runs == 20
+    assert fp.calibration.log_loss_after is not None
+    assert fp.calibration.log_loss_before is not None
+    assert fp.calibration.log_loss_after <= fp.calibration.log_loss_before
+    post = {"lr_too_high": 0.9, "bad_init": 0.2, "healthy_like": 1e-30}
+    out = fp.calibrate(post)
+    assert set(out) == set(post)
+    assert out["lr_too_high"] == pytest.approx(fp.calibration(0.9))
+    assert top_cause(out)[0] == "lr_too_high"  # a > 0: the map is increasing
+
+
+# ---------------------------------------------------------------- the record
+
+
+def test_json_round_trip_and_schema(reg):
+    fp = fit_parameters(update_ratio_table(reg), reg, seeds=[1, 0])
+    text = fp.to_json()
+    back = FittedParameters.from_json(text)
+    assert back == fp and back.to_json() == text
+    data = json.loads(text)
+    assert data["schema"] == SCHEMA_VERSION and data["ess"] == 10.0 and data["seeds"] == [0, 1]
+    assert data["causes"] == list(reg.causes())
+    assert data["symptoms"]["update_ratio"] == ["normal", "high", "very_high"]
+    assert data["training_families"] == ["calm", "calm_b", "lr_a", "lr_b"]
+    assert set(data["calibration"]) >= {"method", "a", "b"}
+    with pytest.raises(FitError, match="schema 99"):
+        FittedParameters.from_json(json.dumps({**data, "schema": 99}))
+    with pytest.raises(FitError, match="not a neuraldbg fitted-parameters record"):
+        FittedParameters.from_json("{}")
+    with pytest.raises(FitError, match="malformed"):
+        FittedParameters.from_json(json.dumps({**data, "leaks": 3}))
+    with pytest.raises(FitError, match="not valid JSON"):
+        FittedParameters.from_json("{")
+
+
+def test_save_and_load(reg, tmp_path):
+    fp = fit_parameters(update_ratio_table(reg), reg, calibration="none")
+    path = tmp_path / "sub" / "fitted.json"
+    fp.save(path)
+    assert FittedParameters.load(path) == fp
+    with pytest.raises(FitError, match="cannot read"):
+        FittedParameters.load(tmp_path / "missing.json")
+
+
+# ---------------------------------------------------------------- apply
+
+
+def _snapshot(registry: Registry) -> tuple[object, ...]:
+    causes = registry.causes()
+    return (registry.version,
+            {n: (type(c), {s: dict(d) for s, d in c.likelihoods.items()},
+                 {s: dict(d) for s, d in type(c).likelihoods.items()})
+             for n, c in causes.items()},
+            {n: (type(s), s.leak_distribution(), dict(type(s).leak or {}))
+             for n, s in registry.symptoms().items()})
+
+
+def test_apply_leaves_the_global_registry_untouched_and_builds_a_valid_network():
+    glob = builtin_registry()
+    fp = fit_parameters(update_ratio_table(glob), glob, ess=1.0)
+    before = _snapshot(glob)
+    hand_post = get_network(glob).posteriors(quiet(glob))
+    applied = fp.apply(glob)
+    assert _snapshot(glob) == before
+    assert applied is not glob and list(applied.causes()) == list(glob.causes())
+    lr = applied.causes()["lr_too_high"]
+    assert type(lr) is type(glob.causes()["lr_too_high"])
+    assert lr is not glob.causes()["lr_too_high"]
+    assert dict(lr.likelihoods["update_ratio"]) == fp.likelihoods["lr_too_high"]["update_ratio"]
+    assert applied.symptoms()["update_ratio"].leak_distribution() == fp.leaks["update_ratio"]
+    net = CausalNetwork(applied)
+    assert net.model.check_model()
+    assert net.column("update_ratio", ["lr_too_high"]) == pytest.approx(
+        fp.likelihoods["lr_too_high"]["update_ratio"])
+    assert net.column("update_ratio", []) == pytest.approx(fp.leaks["update_ratio"])
+    assert net.posteriors(quiet(glob)) != hand_post
+    assert get_network(glob).posteriors(quiet(glob)) == hand_post
+
+
+def test_apply_to_a_registry_that_does_not_match_raises(reg):
+    fp = fit_parameters(update_ratio_table(reg), reg, calibration="none")
+    missing = reg.copy()
+    missing.unregister_cause("lr_too_high")
+    with pytest.raises(FitError, match="fitted cause 'lr_too_high' is not registered"):
+        fp.apply(missing)
+
+    from causal.cause import CauseNode
+
+    class Extra(CauseNode):
+        name, prior, summary = "extra_cause", 0.05, "an extra cause"
+        likelihoods = MappingProxyType(
+            {"update_ratio": {"normal": 0.2, "high": 0.4, "very_high": 0.4}})
+
+    extra = reg.copy()
+    extra.register_cause(Extra)
+    with pytest.raises(FitError, match="registered causes \\['extra_cause'\\] were not fitted"):
+        fp.apply(extra)
+    relaxed = fp.apply(extra, strict=False)
+    assert dict(relaxed.causes()["extra_cause"].likelihoods) == dict(Extra.likelihoods)
+    assert not fp.is_stale(reg) and fp.is_stale(extra)
+
+
+# ---------------------------------------------------------------- torch-free
+
+
+def test_fitting_works_without_torch():
+    code = textwrap.dedent("""
+        import sys
+        class _NoTorch:
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch" or name.startswith("torch."):
+                    raise ImportError(f"{name} is blocked by the test")
+        sys.meta_path.insert(0, _NoTorch())
+        from causal.cause import CauseNode
+        from causal.fit import FittedParameters, Observation, fit_parameters
+        from causal.registry import Registry
+        from causal.symptom import Symptom
+        class Flag(Symptom):
+            name, states = "flag", ("off", "on")
+        class Cause(CauseNode):
+            name, prior, summary = "flagger", 0.2, "flags"
+            likelihoods = {"flag": {"off": 0.1, "on": 0.9}}
+        reg = Registry()
+        reg.register_symptom(Flag)
+        reg.register_cause(Cause)
+        obs = [Observation("a", "a", 0, "flagger", {"flag": {"off": 0.0, "on": 1.0}}),
+               Observation("b", "b", 0, "healthy", {"flag": {"off": 1.0, "on": 0.0}})]
+        fp = fit_parameters(obs, reg, ess=2.0)
+        assert FittedParameters.from_json(fp.to_json()) == fp
+        print(round(fp.likelihoods["flagger"]["flag"]["on"], 6), "torch" in sys.modules)
+    """)
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", code], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(round((2 * 0.9 + 1) / 3, 6)), "False"]
+
+
+# ---------------------------------------------------------------- end to end (trains)
+
+
+SCENARIO = '''
+import torch
+from torch import nn
+
+CAUSE = {cause!r}
+ORIGIN = None
+SOURCE = "test_fit: a tiny regression"
+
+
+def build(seed, fixed=False):
+    {raise_line}
+    g = torch.Generator().manual_seed(seed + {offset})
+    w = torch.randn(4, 1, generator=g)
+    batches = []
+    for step in range(30):
+        x = torch.randn(16, 4, generator=g)
+        y = x @ w
+        if {nan!r} and step == 5 and not fixed:
+            x = x.clone()
+            x[0, 0] = float("nan")
+        batches.append((x, y))
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    return {{"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.05),
+            "loss_fn": nn.MSELoss(), "batches": batches, "steps": 30, "amp_dtype": None,
+            "scaler": None}}
+'''
+
+
+@pytest.fixture(scope="module")
+def suite_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fitsuite")
+    files = {"outlier_a": ("data_outlier", True, ""), "outlier_b": ("data_outlier", True, ""),
+             "calm_a": ("healthy", False, ""), "calm_b": ("healthy", False, ""),
+             "broken": ("lr_too_high", False, 'raise RuntimeError("boom in build")')}
+    for i, (name, (cause, nan, raise_line)) in enumerate(files.items()):
+        text = SCENARIO.format(cause=cause, nan=nan, raise_line=raise_line or "pass",
+                               offset=100 * i)
+        (d / f"{name}.py").write_text(textwrap.dedent(text))
+    return d
+
+
+@pytest.mark.slow
+def test_fit_cli_splits_fits_compares_and_reproduces(suite_dir, tmp_path, capsys):
+    from neuraldbg.cli import main
+    from neuraldbg.fit_suite import collect
+
+    out, cache = tmp_path / "fitted.json", tmp_path / "cache.json"
+    args = ["fit", "--suite", str(suite_dir), "--seeds", "0", "--out", str(out),
+            "--no-progress", "--cache", str(cache)]
+    assert main(args) == 0
+    printed = capsys.readouterr()
+    fp = FittedParameters.load(out)
+    train, held = split_families({"outlier_a": "data_outlier", "outlier_b": "data_outlier",
+                                  "calm_a": "healthy", "calm_b": "healthy",
+                                  "broken": "lr_too_high"}, 0.34, 0)
+    assert fp.training_families == tuple(f for f in train if f != "broken")
+    assert set(held) & {"outlier_a", "outlier_b"} and set(held) & {"calm_a", "calm_b"}
+    assert fp.runs["data_outlier"] == 1 and fp.runs["healthy"] == 1 and fp.seeds == (0,)
+    for variant in ("| hand-set | 2 |", "| fitted | 2 |", "| fitted + calibrated | 2 |"):
+        assert variant in printed.out
+    assert "boom in build" in printed.err
+    # a re-run (from the cache) writes the same bytes; the cache holds what a fresh run observes
+    again = tmp_path / "again.json"
+    assert main([*args[:6], str(again), *args[7:]]) == 0
+    assert again.read_bytes() == out.read_bytes()
+    cached = json.loads(cache.read_text())["entries"]
+    assert len(cached) == 4
+    fresh = collect(suite_dir, [0], ["outlier_a"])
+    assert [o.to_dict() for o in fresh] == [
+        v for k, v in sorted(cached.items()) if k.startswith("outlier_a:")]
