@@ -57,7 +57,7 @@ def window(graph: LayerGraph, end: int, values: dict[tuple[str, str], list[float
 
 def series(n: int, loss=None, inp=None, tgt=None, scale=None) -> Series:
     cols = {"loss": tuple(loss or [1.0 - 0.001 * i for i in range(n)]),
-            "input_max_abs": tuple(inp or [3.0] * n),
+            "input_max_abs": tuple(inp or [3.0] * n), "input_std": (1.0,) * n,
             "target_max_abs": tuple(tgt or [2.0] * n),
             "input_nonfinite": (0.0,) * n, "target_nonfinite": (0.0,) * n,
             "scaler_scale": tuple(scale) if scale else (None,) * n}
@@ -117,7 +117,7 @@ def run_lr_too_high() -> Run:
 def run_bad_init() -> Run:
     g = mlp_graph("ReLU")
     dead = {(f"{2 * i + 1}", "act_dead_frac"): [0.1, 0.1, 0.1] for i in range(4)}
-    start = std_window(g, [1.0, 12.0, 150.0, 2e3, 3e4], dead)
+    start = std_window(g, [8.0, 100.0, 1.2e3, 1.5e4, 2e5], dead)
     events = (ev(0, "6", "grad", "grad_healthy", "grad_exploding", 2e4),
               ev(0, "8", "grad", "grad_healthy", "grad_exploding", 3e5),
               ev(1, "6", "activation", "activation_healthy", "activation_exploding", 3e4),

@@ -35,20 +35,25 @@ class BadInit(CauseNode):
     })
 
     def localize(self, run: Run) -> Localization:
-        """The first layer with weights whose output scale departs from its input's: where the
-        geometric growth (or decay) starts."""
+        """Where the geometric growth (or decay) starts: the first layer with weights whose
+        output std at the first step is more than 2x away from the std of what feeds it (the
+        previous layer with weights, or the input batch)."""
         layers = param_layers(run)
         series = layer_series(run, LayerStat.ACT_STD)
         if not layers:
             return Localization(None, 0)
         first = min((pts[0][0] for pts in series.values()), default=0)
-        prev = None
-        for layer in layers:
+        inputs = dict(run.series.get("input_std"))
+        prev = inputs.get(first)
+        known_input = prev is not None
+        for k, layer in enumerate(layers):
             v = dict(series.get(layer, [])).get(first)
             if v is None or not math.isfinite(v) or v <= 0:
                 continue
-            if prev is not None and abs(math.log10(v / prev)) > math.log10(1.5):
-                return Localization(layers[0], first, ())
+            if prev is not None and prev > 0 and abs(math.log10(v / prev)) > math.log10(2.0):
+                # without the input's scale the first layer cannot be judged: a departure
+                # between the first two layers is taken to start at the first
+                return Localization(layer if known_input or k > 1 else layers[0], first, ())
             prev = v
         return Localization(layers[0], first, ())
 
