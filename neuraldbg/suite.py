@@ -167,6 +167,40 @@ def check_labels(scenario: Scenario, spec: dict[str, Any]) -> None:
     if scenario.origin is not None and scenario.origin not in names:
         raise ScenarioError(f"{scenario.path.name}: ORIGIN {scenario.origin!r} is not a module "
                             "of the unfixed model (use a name from model.named_modules())")
+    if not scenario.source.strip():
+        raise ScenarioError(f"{scenario.path.name}: SOURCE is empty; name the public report or "
+                            "known pattern the scenario is modelled on")
+    steps = spec.get("steps")
+    if steps is not None and len(spec["batches"]) != int(steps):
+        raise ScenarioError(f"{scenario.path.name}: {len(spec['batches'])} batches for {steps} "
+                            "steps; build() must return one batch per step")
+
+
+def _fingerprint(spec: dict[str, Any]) -> list[Any]:
+    """The initial weights and every batch tensor of a build (for the determinism check)."""
+    import torch
+
+    out: list[Any] = [t.detach().clone() for t in spec["model"].state_dict().values()]
+    for x, y in spec["batches"]:
+        for t in (*(x if isinstance(x, (tuple, list)) else (x,)), y):
+            if isinstance(t, torch.Tensor):
+                out.append(t)
+    return out
+
+
+def check_determinism(scenario: Scenario, seed: int, spec: dict[str, Any]) -> None:
+    """build(seed) twice gives the same weights and batches (labels must be reproducible)."""
+    import torch
+
+    a, b = _fingerprint(spec), _fingerprint(scenario.build(seed))
+    same = len(a) == len(b) and all(
+        x.shape == y.shape and x.dtype == y.dtype and torch.equal(x.nan_to_num(), y.nan_to_num())
+        for x, y in zip(a, b, strict=True))
+    if not same:
+        from neuraldbg.scenario import ScenarioError
+
+        raise ScenarioError(f"{scenario.path.name}: build({seed}) is not deterministic; seed "
+                            "every generator from the seed argument")
 
 
 def verify_one(path: Path, seeds: Sequence[int]) -> list[VerifyRow]:
@@ -183,6 +217,7 @@ def verify_one(path: Path, seeds: Sequence[int]) -> list[VerifyRow]:
         try:
             spec = scenario.build(seed)
             check_labels(scenario, spec)
+            check_determinism(scenario, seed, spec)
             losses, _ = train(spec)
             fixed_losses, _ = train(scenario.build(seed, fixed=True))
         except Exception as exc:
