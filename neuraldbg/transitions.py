@@ -62,6 +62,7 @@ class TransitionDetector:
     def __init__(self, thresholds: Thresholds | None = None) -> None:
         self.thresholds = thresholds if thresholds is not None else Thresholds()
         self._states: dict[tuple[str, str], Any] = {}
+        self._not_calm: set[tuple[str, str]] = set()
 
     def _advance(self, step: int, layer: str, kind: EventKind,
                  advance: Callable[..., tuple[Any, Transition | None]], *obs: Any) -> list[Event]:
@@ -69,6 +70,10 @@ class TransitionDetector:
         self._states[key], tr = advance(self._states.get(key, _INITIAL[kind]), *obs)
         if tr is None:
             return []
+        if tr.to_state in _CALM:  # keep `abnormal()` O(1): it is asked at every step
+            self._not_calm.discard(key)
+        else:
+            self._not_calm.add(key)
         return [Event(step, layer, kind, tr.from_state, tr.to_state, tr.value, tr.metadata)]
 
     def observe_grad_finiteness(self, step: int, layer: str, count: float,
@@ -164,4 +169,4 @@ class TransitionDetector:
 
     def abnormal(self) -> bool:
         """Whether any machine is outside its healthy regime (a loss plateau is not abnormal)."""
-        return any(s.regime not in _CALM for s in self._states.values())
+        return bool(self._not_calm)

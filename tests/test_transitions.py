@@ -383,3 +383,18 @@ def test_grad_fast_path_matches_the_pure_machine(norms):
         assert [(e.step, e.from_state, e.to_state) for e in got] == [
             x for x in expected if x[0] == step]
         assert det._states[("layer", EventKind.GRAD)] == state
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(min_value=0.0, max_value=1e9), min_size=1, max_size=80),
+       st.lists(st.floats(min_value=1e-3, max_value=1e6), min_size=1, max_size=80))
+def test_abnormal_matches_the_states(norms, losses):
+    """`abnormal()` is kept incrementally: it must equal a scan over every machine's regime."""
+    from neuraldbg.transitions import _CALM
+
+    det = TransitionDetector(Thresholds())
+    for step, (norm, loss) in enumerate(zip(norms, losses, strict=False)):
+        det.observe_grads(step, {"a": norm, "b": norm * 0.5})
+        det.observe_loss(step, loss)
+        scan = any(s.regime not in _CALM for s in det._states.values())
+        assert det.abnormal() == scan
