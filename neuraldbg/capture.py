@@ -42,15 +42,24 @@ _LAYER_STATS = tuple(s.value for s in LayerStat)
 _ACT_COL = {c: k for k, c in enumerate(ACT_COLUMNS)}
 
 
+#: Outputs up to this many elements are kept by reference for the non-finite hunt; larger ones
+#: (conv feature maps) would stay alive past their use and cost memory traffic, so only a
+#: device-side sum (NaN/inf propagate through it) is kept for them.
+STASH_MAX_ELEMS = 1 << 18
+
+
 class StashEntry(NamedTuple):
-    """A module output of the current step, kept by reference for the non-finite hunt."""
+    """A module output of the current step, kept for the non-finite hunt: by reference when
+    small, else as a one-element sum that is non-finite exactly when the output is."""
 
     name: str
     unit: int  # index into units, -1 for containers and the root
-    output: torch.Tensor
+    output: torch.Tensor | None
     version: int  # the output's version counter when the hook saw it (in-place ops bump it)
-    args: Any  # the module's positional inputs
+    args: Any  # the module's positional inputs (only kept with the output)
     module: nn.Module
+    flag: torch.Tensor | None = None
+
 
     @property
     def module_type(self) -> str:
@@ -60,6 +69,13 @@ class StashEntry(NamedTuple):
     def first_input(self) -> torch.Tensor | None:
         a = self.args
         return a[0] if a and isinstance(a[0], torch.Tensor) else None
+
+
+def stash_entry(name: str, unit: int, t: torch.Tensor, args: Any,
+                module: nn.Module) -> StashEntry:
+    if t.numel() <= STASH_MAX_ELEMS:
+        return StashEntry(name, unit, t, t._version, args, module)
+    return StashEntry(name, unit, None, 0, (), module, t.detach().sum(dtype=torch.float32))
 
 
 @dataclass(slots=True)
@@ -181,7 +197,7 @@ class StepCapture:
                 if b.full:
                     b.act.setdefault(idx, []).append(activation_stats(module, t, kind))
                 if b.stash_on:
-                    b.stash.append(StashEntry(name, idx, t, t._version, args, module))
+                    b.stash.append(stash_entry(name, idx, t, args, module))
             except Exception as e:
                 self.dbg._internal_error(f"forward hook of {name!r}", e)
 
@@ -236,7 +252,7 @@ class StepCapture:
                 return
             t = output if type(output) is torch.Tensor else first_float(output)
             if t is not None and t.is_floating_point():
-                self.buf.stash.append(StashEntry(name, -1, t, t._version, args, module))
+                self.buf.stash.append(stash_entry(name, -1, t, args, module))
 
         return hook
 
@@ -278,7 +294,7 @@ class StepCapture:
             b = self.buf
             t = output if type(output) is torch.Tensor else first_float(output)
             if b.stash_on and t is not None and t.is_floating_point():
-                b.stash.append(StashEntry("", -1, t, t._version, (), module))
+                b.stash.append(stash_entry("", -1, t, (), module))
             dag = self.dag
             if dag is not None and (dag.recording or dag.dirty):
                 grad = any(x.requires_grad for x in iter_tensors(output))
@@ -418,7 +434,7 @@ class StepCapture:
         g = Gather()
         rows: dict[int, list[torch.Tensor]] = {}
         for e in stash:
-            if e.unit >= 0 and e.output._version == e.version:
+            if e.unit >= 0 and e.output is not None and e.output._version == e.version:
                 u = self.units[e.unit]
                 rows.setdefault(e.unit, []).append(activation_stats(u.module, e.output, u.kind))
         for i, r in rows.items():

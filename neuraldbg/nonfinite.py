@@ -39,6 +39,10 @@ def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
         return None
     g = Gather()
     for k, e in enumerate(b.stash):
+        if e.output is None:  # a large output: only its sum was kept
+            assert e.flag is not None
+            g.add(f"f{k}", e.flag)
+            continue
         out = e.output.detach()
         g.add(f"o{k}", torch.stack([(~torch.isfinite(out)).sum().float(),
                                     torch.isnan(out).any().float()]))
@@ -46,14 +50,23 @@ def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
             g.add(f"i{k}", (~torch.isfinite(e.first_input.detach())).sum().float())
     host = g.fetch()  # the second sync of this step; only on the step a value turns non-finite
     for k, e in enumerate(b.stash):
-        count, has_nan = host[f"o{k}"]
-        if count > 0:
+        if f"f{k}" in host:
+            total = host[f"f{k}"][0]
+            if math.isfinite(total):
+                continue
+            count, has_nan, exact = 1.0, math.isnan(total), False  # count unknown
+            inputs_finite: bool | None = True  # every earlier output was finite
+        else:
+            count, nan_flag = host[f"o{k}"]
+            if count <= 0:
+                continue
+            has_nan, exact = nan_flag > 0, True
             inputs_finite = None if f"i{k}" not in host else host[f"i{k}"][0] == 0
-            unit = cap.units[e.unit] if e.unit >= 0 else None
-            return _event(step, e.name, Direction.FORWARD, count, has_nan > 0,
-                          module_type=e.module_type, inputs_finite=inputs_finite,
-                          has_params=bool(unit.params) if unit is not None else None,
-                          exact=True, modified_in_place=e.output._version != e.version)
+        unit = cap.units[e.unit] if e.unit >= 0 else None
+        return _event(step, e.name, Direction.FORWARD, count, has_nan,
+                      module_type=e.module_type, inputs_finite=inputs_finite,
+                      has_params=bool(unit.params) if unit is not None else None,
+                      exact=True, count_exact=exact)
     return None
 
 

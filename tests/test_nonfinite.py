@@ -180,3 +180,37 @@ def test_several_layers_non_finite_in_one_step_origin_is_first_in_forward_order(
     run = train(with_weights, 2, run_path())
     ev = run.first_nonfinite
     assert (ev.layer_name, ev.metadata["direction"]) == ("2", Direction.FORWARD)
+
+
+class BigLog(nn.Module):
+    """log(x) on a large feature map (more elements than the stash keeps by reference)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on = False
+
+    def forward(self, x):
+        return torch.log(x) if self.on else x
+
+
+def test_forward_origin_in_a_large_output_kept_only_as_a_sum(run_path):
+    from neuraldbg.capture import STASH_MAX_ELEMS
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.Tanh(), BigLog(),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 1))
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step in range(6):
+            model[2].on = step >= 4
+            x = torch.randn(8, 3, 64, 64, generator=g)
+            assert STASH_MAX_ELEMS < 8 * 16 * 64 * 64
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), torch.zeros(8, 1))
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (4, "2", Direction.FORWARD)
+    assert ev.to_state == "nan" and ev.metadata["count_exact"] is False
