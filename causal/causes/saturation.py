@@ -57,10 +57,11 @@ class Saturation(CauseNode):
             rest = ", ".join(layers[1:4]) + (" ..." if len(layers) > 4 else "")
             note = (f"upstream coupling at step {step}: {best} is the cause, {rest} "
                     f"{'follows' if len(layers) == 2 else 'follow'} (activations flow forward)")
-        entered = tuple(e for e in run.events if e.to_state == "activation_saturated"
-                        and e.layer_name in sat)[:3]
-        grads = tuple(e for e in run.events if e.kind == "grad" and e.step >= step)[:3]
-        return Localization(best, step, entered + grads, note)
+        entered = [e for e in run.events if e.to_state == "activation_saturated"
+                   and e.layer_name in sat][:3]
+        grads = [e for e in run.events if e.kind == "grad" and e.step >= step][:3]
+        chain = tuple(sorted(entered + grads, key=lambda e: e.step))  # in causal (step) order
+        return Localization(best, step, chain, note)
 
     def describe(self, run: Run, loc: Localization) -> str:
         if loc.layer is None:
