@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import math
 import sys
-import textwrap
 
 import pytest
+from _tiny_scenario import write_suite
 
 from causal.errors import NeuralDbgError
 from causal.run import Event, LayerGraph, LayerNode, Run, Series, Window
@@ -196,45 +196,13 @@ def test_failure_of_nonfinite_stall_and_the_fixed_run():
 
 # ---------------------------------------------------------------- end to end
 
-SCENARIO = '''
-import torch
-from torch import nn
-
-CAUSE = {cause!r}
-ORIGIN = None
-SOURCE = "test_bench: a tiny regression"
-
-
-def build(seed, fixed=False):
-    {raise_line}
-    g = torch.Generator().manual_seed(seed)
-    w = torch.randn(4, 1, generator=g)
-    batches = []
-    for step in range(30):
-        x = torch.randn(16, 4, generator=g)
-        y = x @ w
-        if {nan!r} and step == 5 and not fixed:
-            x = x.clone()
-            x[0, 0] = float("nan")
-        batches.append((x, y))
-    torch.manual_seed(seed)
-    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
-    return {{"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.05),
-            "loss_fn": nn.MSELoss(), "batches": batches, "steps": 30, "amp_dtype": None,
-            "scaler": None}}
-'''
-
-
 @pytest.fixture(scope="module")
 def suite_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("suite")
     files = {"outlier": ("data_outlier", True, ""),
              "calm": ("healthy", False, ""),
              "broken": ("lr_too_high", False, 'raise RuntimeError("boom in build")')}
-    for name, (cause, nan, raise_line) in files.items():
-        text = SCENARIO.format(cause=cause, nan=nan, raise_line=raise_line or "pass")
-        (d / f"{name}.py").write_text(textwrap.dedent(text))
-    return d
+    return write_suite(d, files)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
+from _tiny_scenario import write_suite
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -351,46 +352,13 @@ def test_fitting_works_without_torch():
 # ---------------------------------------------------------------- end to end (trains)
 
 
-SCENARIO = '''
-import torch
-from torch import nn
-
-CAUSE = {cause!r}
-ORIGIN = None
-SOURCE = "test_fit: a tiny regression"
-
-
-def build(seed, fixed=False):
-    {raise_line}
-    g = torch.Generator().manual_seed(seed + {offset})
-    w = torch.randn(4, 1, generator=g)
-    batches = []
-    for step in range(30):
-        x = torch.randn(16, 4, generator=g)
-        y = x @ w
-        if {nan!r} and step == 5 and not fixed:
-            x = x.clone()
-            x[0, 0] = float("nan")
-        batches.append((x, y))
-    torch.manual_seed(seed)
-    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
-    return {{"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.05),
-            "loss_fn": nn.MSELoss(), "batches": batches, "steps": 30, "amp_dtype": None,
-            "scaler": None}}
-'''
-
-
 @pytest.fixture(scope="module")
 def suite_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("fitsuite")
     files = {"outlier_a": ("data_outlier", True, ""), "outlier_b": ("data_outlier", True, ""),
              "calm_a": ("healthy", False, ""), "calm_b": ("healthy", False, ""),
              "broken": ("lr_too_high", False, 'raise RuntimeError("boom in build")')}
-    for i, (name, (cause, nan, raise_line)) in enumerate(files.items()):
-        text = SCENARIO.format(cause=cause, nan=nan, raise_line=raise_line or "pass",
-                               offset=100 * i)
-        (d / f"{name}.py").write_text(textwrap.dedent(text))
-    return d
+    return write_suite(d, files, distinct_seeds=True)
 
 
 @pytest.mark.slow
