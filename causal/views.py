@@ -6,7 +6,7 @@ import math
 import statistics
 from collections.abc import Iterable
 
-from causal.run import INPUT, LOSS, Event, EventKind, Run
+from causal.run import LOSS, Event, EventKind, Run
 
 #: Regimes that mean trouble (a plateau is judged by the loss-pattern symptom instead).
 TROUBLE = frozenset({
@@ -87,9 +87,12 @@ def forward_order(run: Run) -> dict[str, int]:
     return {name: i for i, name in enumerate(run.dag.forward_order())}
 
 
-def module_type(run: Run, layer: str) -> str:
+def layer_label(run: Run, layer: str) -> str:
+    """How reports name a layer: "'layers.4' (Tanh)"; run-level pseudo layers as they are."""
+    if layer.startswith("<"):
+        return layer
     node = run.dag.node(layer)
-    return node.module_type if node is not None else ("input" if layer == INPUT else "?")
+    return f"{layer!r} ({node.module_type})" if node is not None else repr(layer)
 
 
 def param_layers(run: Run) -> list[str]:
@@ -117,7 +120,3 @@ def robust_z(values: list[float]) -> list[float]:
 
 def losses(run: Run) -> list[tuple[int, float]]:
     return run.series.get("loss")
-
-
-def is_pseudo(layer: str) -> bool:
-    return layer in (LOSS, INPUT)

@@ -45,15 +45,6 @@ class FlightRecorder:
         self._steps[slot] = step
         self._count += 1
 
-    def update_last(self, stat: str, vals: np.ndarray, mask: np.ndarray) -> None:
-        """Fill in a statistic of the most recent step (computed after it was pushed)."""
-        if not self._count:
-            return
-        slot = (self._count - 1) % self.capacity
-        k = self._col[stat]
-        self._values[slot, :, k] = np.where(mask, vals, self._values[slot, :, k])
-        self._mask[slot, :, k] |= mask
-
     def _order(self) -> list[int]:
         n = len(self)
         start = self._count - n
@@ -77,11 +68,3 @@ class FlightRecorder:
             stats=self.stats,
             values=values,
         )
-
-    def last(self, stat: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """The most recent step's (values, mask) for one statistic."""
-        if not self._count:
-            return None
-        slot = (self._count - 1) % self.capacity
-        k = self._col[stat]
-        return self._values[slot, :, k].copy(), self._mask[slot, :, k].copy()

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.run import LayerStat, Run
-from causal.views import layer_series, module_type, param_layers
+from causal.views import layer_label, layer_series, param_layers
 
 
 class BadInit(CauseNode):
@@ -58,7 +58,7 @@ class BadInit(CauseNode):
         return Localization(layers[0], first, ())
 
     def describe(self, run: Run, loc: Localization) -> str:
-        where = f" from {loc.layer!r} ({module_type(run, loc.layer)}) on" if loc.layer else ""
+        where = f" from {layer_label(run, loc.layer)} on" if loc.layer else ""
         return (f"Bad initialisation: the activation scale changes geometrically with depth"
                 f"{where} at step {loc.step or 0}")
 

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.run import ActivationKind, LayerStat, Run
-from causal.views import finite, forward_order, layer_series, module_type
+from causal.views import finite, forward_order, layer_label, layer_series
 
 
 class DeadRelu(CauseNode):
@@ -58,7 +58,7 @@ class DeadRelu(CauseNode):
             return "Dead ReLU units stopped the gradients"
         peak = max(finite(v for _, v in layer_series(run, LayerStat.ACT_DEAD).get(
             loc.layer, [])), default=0.0)
-        return (f"Dead ReLU units in {loc.layer!r} ({module_type(run, loc.layer)}): "
+        return (f"Dead ReLU units in {layer_label(run, loc.layer)}: "
                 f"{peak:.0%} never fire, the loss stalls")
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:

@@ -20,8 +20,8 @@ from causal.views import (
     finite,
     first_origin,
     forward_order,
+    layer_label,
     layer_series,
-    module_type,
 )
 
 
@@ -50,7 +50,7 @@ class Fp16Overflow(CauseNode):
                             (origin,) if origin else ())
 
     def describe(self, run: Run, loc: Localization) -> str:
-        where = f" in {loc.layer!r} ({module_type(run, loc.layer)})" if loc.layer else ""
+        where = f" in {layer_label(run, loc.layer)}" if loc.layer else ""
         return f"Half-precision overflow{where}: values passed the fp16 maximum (65504)"
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.run import ActivationKind, LayerStat, Run
-from causal.views import failure_step, finite, forward_order, layer_series, module_type
+from causal.views import failure_step, finite, forward_order, layer_label, layer_series
 
 
 class Saturation(CauseNode):
@@ -69,11 +69,11 @@ class Saturation(CauseNode):
         peak = max(finite(v for _, v in layer_series(run, LayerStat.ACT_SATURATED).get(
             loc.layer, [])), default=None)
         pct = f" ({peak:.0%} saturated)" if peak is not None else ""
-        return (f"Activation saturation in {loc.layer!r} ({module_type(run, loc.layer)}){pct} "
+        return (f"Activation saturation in {layer_label(run, loc.layer)}{pct} "
                 f"drove the gradient failure" + (f" at step {loc.step}" if loc.step else ""))
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
-        where = (f"{loc.layer!r} ({module_type(run, loc.layer)})" if loc.layer
+        where = (f"{layer_label(run, loc.layer)}" if loc.layer
                  else "the tanh/sigmoid layers")
         return [
             f"{where} saturates: use a non-saturating activation (ReLU/GELU/LeakyReLU) there",

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.run import Run
-from causal.views import first_origin, module_type
+from causal.views import first_origin, layer_label
 
 
 class UnsafeOp(CauseNode):
@@ -46,8 +46,7 @@ class UnsafeOp(CauseNode):
         where = {"forward": "in the forward pass", "loss": "in the loss",
                  "backward": "in the backward pass"}.get(
             str(origin.metadata.get("direction")) if origin else "", "")
-        label = loc.layer if loc.layer.startswith("<") else (
-            f"{loc.layer!r} ({module_type(run, loc.layer)})")
+        label = layer_label(run, loc.layer)
         state = origin.to_state if origin else "non-finite"
         return f"An unsafe op in {label} produced {state} {where} at step {loc.step}".rstrip()
 

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.run import Run
-from causal.views import finite, module_type
+from causal.views import finite, layer_label
 
 
 class UnscaledInputs(CauseNode):
@@ -42,7 +42,7 @@ class UnscaledInputs(CauseNode):
         x = max(finite(v for _, v in run.series.get("input_max_abs")[:5]), default=None)
         y = max(finite(v for _, v in run.series.get("target_max_abs")[:5]), default=None)
         facts = ", ".join(f"max|{n}| {v:.3g}" for n, v in (("x", x), ("y", y)) if v is not None)
-        where = f" into {loc.layer!r} ({module_type(run, loc.layer)})" if loc.layer else ""
+        where = f" into {layer_label(run, loc.layer)}" if loc.layer else ""
         return f"Inputs or targets are not normalised ({facts}){where}"
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
