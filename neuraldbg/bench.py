@@ -319,13 +319,14 @@ def _progress(total: int, enabled: bool) -> Any:
 def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
               progress: bool = True, registry: Registry | None = None,
               threshold: float = REPORT_THRESHOLD) -> dict[str, Any]:
-    """Benchmark a suite directory (None: the bundled one): the scored result, JSON-safe."""
+    """Benchmark a suite directory (None: the bundled held-out families): the scored result,
+    JSON-safe."""
     import tempfile
 
     from causal.diagnose import builtin_registry
     from causal.network import get_network
 
-    files = suite_files(directory)
+    files = suite_files(directory, split="heldout")
     reg = builtin_registry() if registry is None else registry
     t0 = time.perf_counter()
     get_network(reg)  # built once, so `seconds` is the cost of one diagnosis

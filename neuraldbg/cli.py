@@ -101,7 +101,7 @@ def _fit(args: argparse.Namespace) -> int:
     report = run_fit(args.suite, parse_seeds(args.seeds), out,
                      held_out_fraction=args.held_out_fraction, split_seed=args.split_seed,
                      ess=args.ess, calibration=args.calibration, cache=args.cache,
-                     progress=not args.no_progress, log=print)
+                     progress=not args.no_progress, log=print, held_out=args.held_out)
     print_errors(report.errors)
     cal = report.fitted.calibration
     print(f"fitted on {sum(report.fitted.runs.values())} runs (ess {report.fitted.ess:g}); "
@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(func=_show)
     p = sub.add_parser("bench", help="accuracy and calibration of diagnose on a scenario suite")
     p.add_argument("--suite", default=None, help="directory of scenario files (default: the "
-                   "bundled datasets/)")
+                   "bundled held-out families, datasets/heldout/)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--json", default=None, metavar="OUT", help="write the full result as JSON")
     p.add_argument("--plot", default=None, metavar="OUT.png",
@@ -148,19 +148,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = suite_sub.add_parser("verify", help="check every label by intervention (exit 1 if any "
                              "is invalid)")
     p.add_argument("dir", nargs="?", default=None, help="directory of scenario files (default: "
-                   "the bundled datasets/)")
+                   "the whole bundled datasets/, both splits)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.set_defaults(func=_suite_verify)
     p = sub.add_parser("fit", help="fit the network's parameters and calibration on a suite's "
                        "training families; compare on the held-out ones")
-    p.add_argument("--suite", default=None, help="directory of scenario files (default: the "
-                   "bundled datasets/)")
+    p.add_argument("--suite", default=None, help="directory of training scenario files "
+                   "(default: the bundled training families, datasets/train/)")
+    p.add_argument("--held-out", default=None, metavar="DIR", help="directory of held-out "
+                   "scenario files to score (default: datasets/heldout/ with the bundled suite; "
+                   "with --suite alone, a family split of it)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--out", default=None, metavar="PATH", help="where to write the fitted "
                    "parameters (default: causal/params/fitted.json in the package)")
     p.add_argument("--held-out-fraction", type=float, default=0.34,
-                   help="share of each cause's families held out for scoring (default 0.34)")
+                   help="with --suite and no --held-out: share of each label's families held out "
+                   "for scoring (default 0.34)")
     p.add_argument("--split-seed", type=int, default=0, help="seed of the family split")
     p.add_argument("--ess", type=float, default=10.0, help="equivalent sample size of the "
                    "hand-set tables, in runs (default 10)")

@@ -45,7 +45,8 @@ MIN_CONFIDENCE = 0.05
 
 
 def suite_labels(directory: str | os.PathLike[str] | None,
-                 errors: list[tuple[str, int | None, str]] | None = None) -> dict[str, str]:
+                 errors: list[tuple[str, int | None, str]] | None = None,
+                 split: str | None = None) -> dict[str, str]:
     """Family (file stem) -> label (CAUSE) of every loadable scenario file in the suite.
 
     A file that cannot be loaded is left out (and appended to `errors` when given)."""
@@ -53,7 +54,7 @@ def suite_labels(directory: str | os.PathLike[str] | None,
     from neuraldbg.suite import suite_files
 
     out = {}
-    for path in suite_files(directory):
+    for path in suite_files(directory, split=split):
         try:
             out[path.stem] = load_scenario(path).cause
         except Exception as exc:  # a broken file is reported, the others are used
@@ -120,8 +121,10 @@ def observe_one(path: Path, seed: int, registry: Registry, tmp: str) -> Observat
 def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
             families: Sequence[str] | None = None, *, registry: Registry | None = None,
             cache: str | os.PathLike[str] | None = None, progress: bool = False,
-            errors: list[tuple[str, int | None, str]] | None = None) -> list[Observation]:
+            errors: list[tuple[str, int | None, str]] | None = None,
+            split: str | None = None) -> list[Observation]:
     """One `Observation` per scenario file (restricted to `families`, file stems) x seed.
+    `directory` None means the bundled suite, or its `split`.
 
     `cache`: a JSON file of observations keyed by file stem, seed, a hash of the file and a hash
     of the registered symptoms' code, so an unchanged scenario is not retrained (delete it when
@@ -133,7 +136,7 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     from neuraldbg.suite import suite_files
 
     reg = builtin_registry() if registry is None else registry
-    files = suite_files(directory)
+    files = suite_files(directory, split=split)
     if families is not None:
         wanted = set(families)
         files = [p for p in files if p.stem in wanted]
@@ -245,31 +248,49 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
             out: str | os.PathLike[str] | None, held_out_fraction: float = 0.34,
             split_seed: int = 0, ess: float = 10.0, calibration: str = "platt",
             registry: Registry | None = None, cache: str | os.PathLike[str] | None = None,
-            progress: bool = False, log: Callable[[str], None] | None = None) -> FitReport:
-    """Split the suite by family, collect and fit on the training families, write the
-    parameters to `out` (unless None) and score the held-out families."""
+            progress: bool = False, log: Callable[[str], None] | None = None,
+            held_out: str | os.PathLike[str] | None = None) -> FitReport:
+    """Collect and fit on the training families, write the parameters to `out` (unless None)
+    and score the held-out families.
+
+    Where the families come from: with `suite` None, the bundled suite's `train` split is fitted
+    and its `heldout` split scored; with `held_out` given, `suite` is fitted and `held_out`
+    scored; otherwise `suite` is split by family (`held_out_fraction` of each label's families,
+    chosen with `split_seed`), never by seed."""
     from causal.diagnose import builtin_registry
 
     reg = builtin_registry() if registry is None else registry
     errors: list[tuple[str, int | None, str]] = []
-    labels = suite_labels(suite, errors)
+    bundled = suite is None and held_out is None
+    train_split, held_split = ("train", "heldout") if bundled else (None, None)
+    labels = suite_labels(suite, errors, split=train_split)
+    if bundled or held_out is not None:
+        held_labels = suite_labels(held_out, errors, split=held_split)
+        shared = sorted(set(labels) & set(held_labels))
+        if shared:
+            raise FitError(f"families {shared} are both in the training and the held-out suite; "
+                           "a family is held out whole")
+        train, held = sorted(labels), sorted(held_labels)
+        labels = {**labels, **held_labels}
+    else:
+        train, held = split_families(labels, held_out_fraction, split_seed)
     unknown = sorted({c for c in labels.values() if c != HEALTHY} - set(reg.causes()))
     if unknown:
         raise FitError(f"scenarios are labelled with unregistered causes {unknown}; register "
                        "them before fitting")
-    train, held = split_families(labels, held_out_fraction, split_seed)
     if log is not None:
         log(f"training families ({len(train)}): {', '.join(train)}")
         log(f"held-out families ({len(held)}): {', '.join(held) or '(none)'}")
     train_obs = collect(suite, seeds, train, registry=reg, cache=cache, progress=progress,
-                        errors=errors)
+                        errors=errors, split=train_split)
     if not train_obs:
         raise FitError("no training run succeeded; nothing to fit (see the errors above)")
     fitted = fit_parameters(train_obs, reg, ess=ess, calibration=calibration, seeds=seeds)
     if out is not None:
         fitted.save(out)
-    held_obs = collect(suite, seeds, held, registry=reg, cache=cache, progress=progress,
-                       errors=errors) if held else []
+    held_dir = suite if held_out is None and not bundled else held_out
+    held_obs = collect(held_dir, seeds, held, registry=reg, cache=cache, progress=progress,
+                       errors=errors, split=held_split) if held else []
     comparison = evaluate(held_obs, reg, fitted) if held_obs else {}
     return FitReport(fitted, tuple(train), tuple(held), comparison, tuple(errors))
 

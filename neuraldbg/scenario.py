@@ -65,7 +65,17 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
 
 
 def scenario_files(directory: str | os.PathLike[str]) -> list[Path]:
-    return sorted(p for p in Path(directory).glob("*.py") if not p.name.startswith("_"))
+    """The scenario files under `directory`, subfolders included (names starting with `_` are
+    helpers, not scenarios). A family is a file stem, so two files may not share one."""
+    files = sorted((p for p in Path(directory).rglob("*.py") if not p.name.startswith("_")),
+                   key=lambda p: (p.stem, str(p)))
+    seen: dict[str, Path] = {}
+    for path in files:
+        if path.stem in seen:
+            raise ScenarioError(f"two scenario files share the family name {path.stem!r}: "
+                                f"{seen[path.stem]} and {path}; rename one")
+        seen[path.stem] = path
+    return files
 
 
 def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = None

@@ -40,20 +40,32 @@ class SuiteError(NeuralDbgError, ValueError):
     """A suite directory is missing or holds no scenario files; the message says what to pass."""
 
 
-def bundled_suite() -> Path:
-    """The bundled `datasets/` folder next to the package (source checkout, editable install)."""
+#: The bundled suite's two splits: `train` (the families the hand-set tables were checked against
+#: and `neuraldbg fit` fits on) and `heldout` (never tuned on; what `neuraldbg bench` scores).
+SPLITS = ("train", "heldout")
+
+
+def bundled_suite(split: str | None = None) -> Path:
+    """The bundled `datasets/` folder next to the package (source checkout, editable install), or
+    one of its SPLITS."""
     here = Path(__file__).resolve().parent.parent / "datasets"
+    if split is not None:
+        if split not in SPLITS:
+            raise SuiteError(f"unknown split {split!r}; the bundled suite has {SPLITS}")
+        here = here / split
     if not here.is_dir():
         raise SuiteError(f"no bundled scenario suite at {here} (it ships with a source checkout); "
                          "pass a directory of scenario files with --suite DIR")
     return here
 
 
-def suite_files(directory: str | os.PathLike[str] | None, flag: str = "--suite") -> list[Path]:
-    """The scenario files of `directory` (None: the bundled suite); SuiteError if there are none."""
+def suite_files(directory: str | os.PathLike[str] | None, flag: str = "--suite",
+                split: str | None = None) -> list[Path]:
+    """The scenario files of `directory`, subfolders included (None: the bundled suite, or its
+    `split`); SuiteError if there are none."""
     from neuraldbg.scenario import scenario_files
 
-    path = bundled_suite() if directory is None else Path(directory)
+    path = bundled_suite(split) if directory is None else Path(directory)
     if not path.is_dir():
         raise SuiteError(f"{path} is not a directory of scenario files; pass one with {flag} DIR")
     files = scenario_files(path)

@@ -284,3 +284,24 @@ def test_progress_falls_back_to_a_stderr_counter(monkeypatch, capsys):
     bar.update(1)
     bar.close()
     assert "bench 1/3 calm seed 0" in capsys.readouterr().err
+
+
+def test_scenario_files_recurse_and_reject_a_shared_family_name(tmp_path):
+    from neuraldbg.scenario import ScenarioError, scenario_files
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "one.py").write_text("")
+    (tmp_path / "b" / "two.py").write_text("")
+    (tmp_path / "b" / "_helper.py").write_text("")
+    assert [p.stem for p in scenario_files(tmp_path)] == ["one", "two"]
+    (tmp_path / "b" / "one.py").write_text("")
+    with pytest.raises(ScenarioError, match="share the family name 'one'"):
+        scenario_files(tmp_path)
+
+
+def test_the_bundled_splits_share_no_family():
+    from neuraldbg.suite import bundled_suite, suite_files
+    train = {p.stem for p in suite_files(None, split="train")}
+    held = {p.stem for p in suite_files(None, split="heldout")}
+    assert train and held and not train & held
+    assert {p.stem for p in suite_files(bundled_suite())} == train | held
