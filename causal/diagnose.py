@@ -8,12 +8,18 @@ confidence. A run is called healthy when no cause reaches `REPORT_THRESHOLD`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Union
 
 from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
 from causal.run import Run
 
+if TYPE_CHECKING:
+    from causal.parameters import FittedParameters
+
+Parameters = Union["FittedParameters", str, "os.PathLike[str]", None]
 #: A cause is reported when its posterior reaches this; below it for all, the run is healthy.
 REPORT_THRESHOLD = 0.5
 _BUILTINS_LOADED: set[int] = set()
@@ -42,20 +48,29 @@ def collect_evidence(run: Run, registry: Registry) -> dict[str, dict[str, float]
     return {name: sym.evidence(run) for name, sym in registry.symptoms().items()}
 
 
-def posteriors(run: Run, registry: Registry | None = None) -> dict[str, float]:
-    """P(cause present | the run's symptoms) for every registered cause."""
+def posteriors(run: Run, registry: Registry | None = None,
+               parameters: Parameters = "shipped") -> dict[str, float]:
+    """P(cause present | the run's symptoms) for every registered cause, calibrated.
+
+    `parameters`: "shipped" (the fitted tables and calibration that ship with the package; the
+    hand-set tables, with a warning, when they do not fit the registry), None (the hand-set
+    tables, uncalibrated), a fitted-parameters file or a `FittedParameters`."""
     from causal.network import get_network
+    from causal.parameters import effective
 
     reg = builtin_registry() if registry is None else registry
-    return get_network(reg).posteriors(collect_evidence(run, reg))
+    eff = effective(reg, parameters)
+    return eff.calibrate(get_network(eff.registry).posteriors(collect_evidence(run, reg)))
 
 
 def diagnose(run: Run, registry: Registry | None = None,
-             min_confidence: float = 0.05) -> list[Hypothesis]:
+             min_confidence: float = 0.05, parameters: Parameters = "shipped"
+             ) -> list[Hypothesis]:
     """Ranked hypotheses (highest confidence first) for every cause at or above
-    `min_confidence`; none of them reaching `REPORT_THRESHOLD` means a healthy run."""
+    `min_confidence`; none of them reaching `REPORT_THRESHOLD` means a healthy run.
+    `parameters` as in `posteriors`."""
     reg = builtin_registry() if registry is None else registry
-    post = posteriors(run, reg)
+    post = posteriors(run, reg, parameters)
     causes = reg.causes()
     ranked = sorted(post.items(), key=lambda kv: (-kv[1], kv[0]))
     return [causes[name].hypothesis(run, p) for name, p in ranked if p >= min_confidence]

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from causal.diagnose import REPORT_THRESHOLD
+from causal.diagnose import REPORT_THRESHOLD, Parameters
 from causal.vocabulary import EventKind, State
 from neuraldbg.suite import HEALTHY, failure_of, suite_files
 
@@ -231,10 +231,11 @@ def first_event_step(run: Run) -> int | None:
 # ---------------------------------------------------------------- collection
 
 
-def bench_one(path: Path, seed: int, registry: Registry, tmp: str
-              ) -> tuple[Row, Row | None, Row | None]:
-    """Train, diagnose and time one scenario x seed: (row, grad-rule row, prior-only row)."""
-    from causal.diagnose import diagnose, posteriors
+def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
+              parameters: Parameters = "shipped") -> tuple[Row, Row | None, Row | None]:
+    """Train, diagnose and time one scenario x seed: (row, grad-rule row, prior-only row).
+    The row also keeps every symptom's evidence, so that other parameters can re-score it."""
+    from causal.diagnose import collect_evidence, diagnose, posteriors
     from causal.network import get_network
     from neuraldbg.scenario import load_scenario, train
 
@@ -249,9 +250,10 @@ def bench_one(path: Path, seed: int, registry: Registry, tmp: str
             if run is None:
                 raise RuntimeError("the monitor returned no run")
             t0 = time.perf_counter()
-            hyps = diagnose(run, registry)
+            hyps = diagnose(run, registry, parameters=parameters)
             row["seconds"] = time.perf_counter() - t0
-            post = posteriors(run, registry)
+            post = posteriors(run, registry, parameters)
+            evidence = collect_evidence(run, registry)
         except Exception as exc:  # a crash is an error row; the benchmark goes on
             row["error"] = f"{type(exc).__name__}: {exc}"
         row["warnings"] = sorted({str(w.message) for w in caught})
@@ -262,7 +264,8 @@ def bench_one(path: Path, seed: int, registry: Registry, tmp: str
     row.update(
         hypotheses=[{"cause": h.cause, "confidence": float(h.confidence), "layer": h.layer,
                      "step": h.step} for h in hyps],
-        posteriors=post, steps=len(losses), failure=None if failure is None else str(failure),
+        posteriors=post, evidence=evidence, steps=len(losses),
+        failure=None if failure is None else str(failure),
         origin_neighbors=origin_neighbors(run.dag, scenario.origin),
         loss_failure_step=at_loss, first_event_step=first,
         latency=None if at_loss is None or first is None else first - at_loss)
@@ -318,18 +321,21 @@ def _progress(total: int, enabled: bool) -> Any:
 
 def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
               progress: bool = True, registry: Registry | None = None,
-              threshold: float = REPORT_THRESHOLD) -> dict[str, Any]:
+              threshold: float = REPORT_THRESHOLD, parameters: Parameters = "shipped"
+              ) -> dict[str, Any]:
     """Benchmark a suite directory (None: the bundled held-out families): the scored result,
-    JSON-safe."""
+    JSON-safe. `parameters` as in `causal.diagnose.posteriors` (default: the shipped fit)."""
     import tempfile
 
     from causal.diagnose import builtin_registry
     from causal.network import get_network
+    from causal.parameters import effective
 
     files = suite_files(directory, split="heldout")
     reg = builtin_registry() if registry is None else registry
     t0 = time.perf_counter()
-    get_network(reg)  # built once, so `seconds` is the cost of one diagnosis
+    eff = effective(reg, parameters)
+    get_network(eff.registry)  # built once, so `seconds` is the cost of one diagnosis
     build_seconds = time.perf_counter() - t0
     rows: list[Row] = []
     rule_rows: list[Row] = []
@@ -340,7 +346,7 @@ def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
             for path in files:
                 for seed in seeds:
                     bar.set_description(f"{path.stem} seed {seed}")
-                    row, rule, prior = bench_one(path, seed, reg, tmp)
+                    row, rule, prior = bench_one(path, seed, reg, tmp, parameters)
                     rows.append(row)
                     if rule is not None and prior is not None:
                         rule_rows.append(rule)
@@ -357,7 +363,8 @@ def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
             "prior_only": {**score(prior_rows, threshold), "runs": prior_rows},
         },
         "meta": {"suite": str(files[0].parent), "seeds": list(seeds), "threshold": threshold,
-                 "bins": BINS, "network_build_seconds": build_seconds},
+                 "bins": BINS, "network_build_seconds": build_seconds,
+                 "parameters": eff.source},
     }
 
 

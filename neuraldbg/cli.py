@@ -63,8 +63,10 @@ def _bench(args: argparse.Namespace) -> int:
     from neuraldbg.suite import parse_seeds
 
     torch.set_num_threads(args.threads)
-    result = run_bench(args.suite, parse_seeds(args.seeds), progress=not args.no_progress)
+    result = run_bench(args.suite, parse_seeds(args.seeds), progress=not args.no_progress,
+                       parameters=None if args.handset else "shipped")
     print(format_table(result))
+    print(f"\nparameters: {result['meta']['parameters']}")
     errors = [r for r in result["runs"] if r.get("error")]
     for r in errors:
         print(f"error: {r['scenario']} seed {r['seed']}: {r['error']}", file=sys.stderr)
@@ -140,6 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", default=None, metavar="OUT", help="write the full result as JSON")
     p.add_argument("--plot", default=None, metavar="OUT.png",
                    help="draw the reliability diagram (needs matplotlib)")
+    p.add_argument("--handset", action="store_true", help="use the hand-set tables, not the "
+                   "fitted parameters that ship with the package")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_bench)

@@ -4,6 +4,7 @@ end-to-end `neuraldbg fit` on a temporary suite."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import math
@@ -311,7 +312,14 @@ def test_apply_to_a_registry_that_does_not_match_raises(reg):
         fp.apply(extra)
     relaxed = fp.apply(extra, strict=False)
     assert dict(relaxed.causes()["extra_cause"].likelihoods) == dict(Extra.likelihoods)
-    assert not fp.is_stale(reg) and fp.is_stale(extra)
+    # a cause added next to the fitted ones does not make their fit stale; editing one does
+    assert not fp.is_stale(reg) and not fp.is_stale(extra)
+    edited = reg.copy()
+    node = copy.copy(reg.causes()["lr_too_high"])
+    vars(node)["likelihoods"] = {**node.likelihoods,
+                                 "update_ratio": {"normal": 0.1, "high": 0.1, "very_high": 0.8}}
+    edited.register_cause(node, replace=True)
+    assert fp.is_stale(edited)
 
 
 # ---------------------------------------------------------------- torch-free
