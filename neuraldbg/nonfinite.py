@@ -16,6 +16,7 @@ import torch
 
 from causal.run import INPUT, LOSS, Direction, Event, EventKind, LayerStat, State
 from neuraldbg.gather import Gather
+from neuraldbg.recompute import rerun_in_float32
 from neuraldbg.stats import ACT_COLUMNS
 
 if TYPE_CHECKING:
@@ -63,10 +64,15 @@ def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
             has_nan, exact = nan_flag > 0, True
             inputs_finite = None if f"i{k}" not in host else host[f"i{k}"][0] == 0
         unit = cap.units[e.unit] if e.unit >= 0 else None
+        rerun = None
+        if b.amp == "float16" and inputs_finite and e.output is not None:
+            rerun = rerun_in_float32(e.module, e.args)  # overflow, or unsafe in any precision?
         return _event(step, e.name, Direction.FORWARD, count, has_nan,
                       module_type=e.module_type, inputs_finite=inputs_finite,
                       has_params=bool(unit.params) if unit is not None else None,
-                      exact=True, count_exact=exact)
+                      exact=True, count_exact=exact,
+                      fp32_finite=None if rerun is None else rerun.finite,
+                      fp32_max_abs=None if rerun is None else rerun.max_abs)
     return None
 
 

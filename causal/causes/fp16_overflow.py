@@ -51,13 +51,21 @@ class Fp16Overflow(CauseNode):
 
     def describe(self, run: Run, loc: Localization) -> str:
         where = f" in {layer_label(run, loc.layer)}" if loc.layer else ""
-        return f"Half-precision overflow{where}: values passed the fp16 maximum (65504)"
+        text = f"Half-precision overflow{where}: values passed the fp16 maximum (65504)"
+        origin = first_origin(run)
+        if origin is not None and origin.metadata.get("fp32_finite") is True:
+            text += (f"; re-run in float32 on the same inputs, {origin.layer_name!r} is finite "
+                     f"(max |output| {origin.metadata.get('fp32_max_abs', float('nan')):.3g})")
+        return text
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
-        out = []
-        if not run.series.get("scaler_scale"):
+        out = [f"keep {loc.layer!r} in float32 (autocast(enabled=False) around it, inputs "
+               ".float())" if loc.layer else "keep the overflowing op in float32",
+               "run under bfloat16 autocast instead of float16 (same range as fp32)"]
+        origin = first_origin(run)
+        if origin is not None and origin.metadata.get("direction") == "forward":
+            out.append("a GradScaler cannot help here: it scales gradients, and this overflow "
+                       "is in the forward pass")
+        elif not run.series.get("scaler_scale"):
             out.append("use torch.amp.GradScaler with float16 autocast (none was passed)")
-        out += ["run under bfloat16 autocast instead of float16 (same range as fp32)",
-                f"keep {loc.layer!r} in float32 (autocast(enabled=False) around it)"
-                if loc.layer else "keep the overflowing op in float32"]
         return out

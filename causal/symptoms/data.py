@@ -68,7 +68,9 @@ class InputScale(Symptom):
 
 
 class HalfPrecision(Symptom):
-    """Under fp16/bf16 autocast, how close layer outputs came to the dtype's largest value."""
+    """Under fp16/bf16 autocast, how close layer outputs came to the dtype's largest value; an
+    overflow when the first non-finite value is an inf born under float16, or when the monitor's
+    float32 re-run of the module where it was born comes out finite."""
 
     name = "half_precision"
     states = ("fp32", "ok", "near_limit", "overflow")
@@ -86,6 +88,11 @@ class HalfPrecision(Symptom):
         stop = failure_step(run)
         heads = finite(v for pts in layer_series(run, LayerStat.ACT_HEADROOM, until=stop).values()
                        for _, v in pts)
+        rerun = origin.metadata.get("fp32_finite") if origin is not None else None
+        if fp16 and rerun is True:  # the monitor re-ran the origin in float32: finite there
+            return self.hard("overflow")
+        if rerun is False:  # non-finite in float32 too: not the half format's range
+            return self.hard("near_limit" if heads and min(heads) < 4.0 else "ok")
         if origin is not None and origin.to_state == "inf" and fp16 and origin.metadata.get(
                 "direction") in ("forward", "loss", "backward"):
             return self.hard("overflow")

@@ -1,0 +1,80 @@
+"""An intervention on the failing step: re-run the module where the first non-finite value was
+born, on the same inputs, in float32.
+
+Under float16 autocast a forward-born inf or NaN has two stories: the op overflowed the half
+format (65504), or the op is unsafe in any precision (log of 0, 0/0, sqrt of a negative). The
+module's output often hides which (an overflow inside softmax or a normalisation comes out as NaN,
+not inf). Re-running the module once in float32 answers it: finite there means the half format
+was the cause. Only on the step where the run first turns non-finite, so it costs nothing on a
+healthy run; the module's buffers and the RNG are restored so the run itself is unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import torch
+from torch import nn
+
+
+class Rerun(NamedTuple):
+    """The module's output re-computed in float32: all finite?, and its largest |value|."""
+
+    finite: bool
+    max_abs: float
+
+
+def _tensors(out: Any) -> Iterator[torch.Tensor]:
+    if isinstance(out, torch.Tensor):
+        yield out
+    elif isinstance(out, (tuple, list)):
+        for o in out:
+            yield from _tensors(o)
+    elif isinstance(out, dict):
+        for o in out.values():
+            yield from _tensors(o)
+
+
+def _float32(a: Any) -> Any:
+    if isinstance(a, torch.Tensor) and a.is_floating_point():
+        return a.detach().float()
+    if isinstance(a, tuple):
+        return tuple(_float32(x) for x in a)
+    if isinstance(a, list):
+        return [_float32(x) for x in a]
+    return a
+
+
+def rerun_in_float32(module: nn.Module, args: Any) -> Rerun | None:
+    """`module(*args)` in float32 (floating inputs upcast, autocast off, no grad), with the
+    module's buffers (BatchNorm statistics) and the RNG state put back afterwards. None when it
+    cannot be re-run: no inputs were kept, the module needs keyword arguments, or its weights
+    are not float32 themselves."""
+    if not args:
+        return None
+    params = list(module.parameters())
+    if any(p.dtype != torch.float32 for p in params if p.is_floating_point()):
+        return None  # a model cast to half: its own weights are half, nothing to compare with
+    device = next((a.device for a in _tensors(args)), torch.device("cpu"))
+    saved = {name: b.detach().clone() for name, b in module.named_buffers()}
+    cuda = [device.index or 0] if device.type == "cuda" else []
+    try:
+        with torch.random.fork_rng(devices=cuda), torch.no_grad(), \
+                torch.autocast(device.type, enabled=False):
+            out = module(*_float32(args))
+        outs = [t for t in _tensors(out) if t.is_floating_point()]
+        if not outs:
+            return None
+        finite = all(bool(torch.isfinite(t).all()) for t in outs)
+        max_abs = max(float(t.detach().abs().nan_to_num(nan=math.inf).max()) if t.numel() else 0.0
+                      for t in outs)
+        return Rerun(finite, max_abs)
+    except Exception:  # a module that cannot run detached from its call site: no answer
+        return None
+    finally:
+        with torch.no_grad():
+            for name, b in module.named_buffers():
+                if name in saved:
+                    b.copy_(saved[name])
