@@ -35,27 +35,53 @@ class BadInit(CauseNode):
     })
 
     def localize(self, run: Run) -> Localization:
-        """Where the geometric growth (or decay) starts: the first layer with weights whose
-        output std at the first step is more than 2x away from the std of what feeds it (the
-        previous layer with weights, or the input batch)."""
+        """Where the geometric growth (or decay) starts, from the first step's output std of
+        each layer with weights over the std of what feeds it (the previous such layer, or the
+        input batch). When the median per-layer factor is far from 1, the growth is spread over
+        depth: the origin is the start of the longest run of layers that each move the scale in
+        that direction by at least half the median factor (a single layer below 2x still starts
+        it). Otherwise one layer is off: the first whose factor is 2x away from the median."""
         layers = param_layers(run)
         series = layer_series(run, LayerStat.ACT_STD)
         if not layers:
             return Localization(None, 0)
         first = min((pts[0][0] for pts in series.values()), default=0)
-        inputs = dict(run.series.get("input_std"))
-        prev = inputs.get(first)
+        prev = dict(run.series.get("input_std")).get(first)
         known_input = prev is not None
-        for k, layer in enumerate(layers):
+        steps: list[tuple[str, float]] = []  # (layer, log10 of its factor)
+        for layer in layers:
             v = dict(series.get(layer, [])).get(first)
             if v is None or not math.isfinite(v) or v <= 0:
                 continue
-            if prev is not None and prev > 0 and abs(math.log10(v / prev)) > math.log10(2.0):
-                # without the input's scale the first layer cannot be judged: a departure
-                # between the first two layers is taken to start at the first
-                return Localization(layer if known_input or k > 1 else layers[0], first, ())
+            if prev is not None and prev > 0:
+                steps.append((layer, math.log10(v / prev)))
             prev = v
-        return Localization(layers[0], first, ())
+        if not steps:
+            return Localization(layers[0], first, ())
+        logs = sorted(x for _, x in steps)
+        median = logs[len(logs) // 2] if len(logs) % 2 else (
+            logs[len(logs) // 2 - 1] + logs[len(logs) // 2]) / 2
+        origin = None
+        if abs(median) >= math.log10(1.35):
+            best, run_start, run_len = 0, None, 0
+            for layer, x in steps:
+                if x * median > 0 and abs(x) >= abs(median) / 2:
+                    run_start = layer if run_len == 0 else run_start
+                    run_len += 1
+                    if run_len > best:
+                        best, origin = run_len, run_start
+                else:
+                    run_len = 0
+        else:
+            origin = next((layer for layer, x in steps if abs(x - median) > math.log10(2.0)),
+                          None)
+        if origin is None:
+            origin = layers[0]
+        if not known_input and len(layers) > 1 and origin == layers[1]:
+            # without the input's scale the first layer cannot be judged: growth that starts
+            # between the first two layers is taken to start at the first
+            origin = layers[0]
+        return Localization(origin, first, ())
 
     def describe(self, run: Run, loc: Localization) -> str:
         where = f" from {layer_label(run, loc.layer)} on" if loc.layer else ""
