@@ -5,7 +5,7 @@ every symptom's distribution), optionally cached in a JSON file so that re-fitti
 retrain. `split_families` (from `causal.fit`) holds out whole families (scenario files), never
 only seeds. `run_fit` does it all: split, collect, `causal.fit.fit_parameters` on the training
 families, and a comparison of hand-set vs fitted vs fitted+calibrated posteriors on the held-out
-families with the benchmark's own measures (`neuraldbg.bench.summarize`: top-1, top-3, ECE with
+families with the benchmark's own measures (`neuraldbg.scoring.summarize`: top-1, top-3, ECE with
 15 bins, Brier, false alarms).
 """
 
@@ -191,7 +191,7 @@ def evaluate(observations: Sequence[Observation], registry: Registry,
     """Per variant (hand-set, fitted, fitted + calibrated): the benchmark's `score` of the
     observations' posteriors ({"summary": ..., "per_cause": ...})."""
     from causal.network import get_network
-    from neuraldbg.bench import score
+    from neuraldbg.scoring import score
 
     hand = get_network(registry)
     fit_net = get_network(fitted.apply(registry))

@@ -14,24 +14,26 @@ from causal.errors import NeuralDbgError
 from causal.run import Event, LayerGraph, LayerNode, Run, Series, Window
 from neuraldbg import bench
 from neuraldbg.bench import (
+    first_event_step,
+    format_table,
+    grad_rule,
+    loss_failure_step,
+    origin_neighbors,
+    run_bench,
+)
+from neuraldbg.cli import main
+from neuraldbg.scoring import (
     brier,
     calibration_bins,
     ece,
     false_alarm_rate,
-    first_event_step,
-    format_table,
-    grad_rule,
     latency,
     localization,
-    loss_failure_step,
-    origin_neighbors,
     ranking,
-    run_bench,
     score,
     top1_confidence,
     top_k,
 )
-from neuraldbg.cli import main
 from neuraldbg.suite import Failure, failure_of, parse_seeds, stall_ratio, verify
 
 
