@@ -27,11 +27,15 @@ _BUILTINS_LOADED: set[int] = set()
 
 def builtin_registry(registry: Registry = REGISTRY) -> Registry:
     """`registry` with the built-in symptoms and causes registered (once; users' registrations
-    are kept, and a user's cause or symptom of the same name wins)."""
+    are kept, and a user's cause or symptom of the same name wins). The default registry also
+    gets the causes and symptoms installed packages declare as entry points."""
     if id(registry) in _BUILTINS_LOADED:
         return registry
     from causal.causes import BUILTIN_CAUSES
     from causal.symptoms import BUILTIN_SYMPTOMS
+
+    if registry is REGISTRY:
+        registry.load_entry_points()  # installed packages' causes ("neuraldbg.causes" group)
 
     for sym in BUILTIN_SYMPTOMS:
         if sym.name not in registry.symptoms():

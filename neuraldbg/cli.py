@@ -25,12 +25,26 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_diagnosis(run: Run, as_json: bool = False) -> None:
+def _load_plugins(modules: Sequence[str] | None) -> None:
+    """Import each `--plugin` module (it registers its causes and symptoms on import)."""
+    import importlib
+
+    from causal.errors import ConfigError
+
+    for name in modules or ():
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            raise ConfigError(f"--plugin {name}: cannot import it ({e}); pass an importable "
+                              "module that calls register_cause / register_symptom") from e
+
+
+def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None) -> None:
     import json
 
     from causal.diagnose import builtin_registry, collect_evidence, diagnose, format_diagnosis
 
-    hyps = diagnose(run)
+    hyps = diagnose(run, parameters="shipped" if params is None else params)
     if as_json:
         print(json.dumps({"run": getattr(run, "path", None),
                           "hypotheses": [h.to_dict() for h in hyps]}, indent=2))
@@ -41,7 +55,8 @@ def _print_diagnosis(run: Run, as_json: bool = False) -> None:
 def _diagnose(args: argparse.Namespace) -> int:
     from causal.runfile import load_run
 
-    _print_diagnosis(load_run(args.run), args.json)
+    _load_plugins(args.plugin)
+    _print_diagnosis(load_run(args.run), args.json, args.params)
     return 0
 
 
@@ -63,8 +78,9 @@ def _bench(args: argparse.Namespace) -> int:
     from neuraldbg.suite import parse_seeds
 
     torch.set_num_threads(args.threads)
+    _load_plugins(args.plugin)
     result = run_bench(args.suite, parse_seeds(args.seeds), progress=not args.no_progress,
-                       parameters=None if args.handset else "shipped")
+                       parameters=None if args.handset else args.params or "shipped")
     print(format_table(result))
     print(f"\nparameters: {result['meta']['parameters']}")
     errors = [r for r in result["runs"] if r.get("error")]
@@ -99,6 +115,7 @@ def _fit(args: argparse.Namespace) -> int:
     from neuraldbg.suite import parse_seeds
 
     torch.set_num_threads(args.threads)
+    _load_plugins(args.plugin)
     out = SHIPPED_PATH if args.out is None else args.out
     report = run_fit(args.suite, parse_seeds(args.seeds), out,
                      held_out_fraction=args.held_out_fraction, split_seed=args.split_seed,
@@ -129,6 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("diagnose", help="ranked root causes of a recorded run")
     p.add_argument("run", help="a run file (.ndbg)")
     p.add_argument("--json", action="store_true", help="the hypotheses as JSON")
+    p.add_argument("--params", default=None, metavar="PATH", help="fitted parameters written "
+                   "by `neuraldbg fit --out` (default: the ones shipped with the package)")
+    p.add_argument("--plugin", action="append", metavar="MODULE", help="import MODULE first "
+                   "(it registers your causes); repeatable")
     p.set_defaults(func=_diagnose)
     p = sub.add_parser("show", help="print a recorded run: first non-finite value, transitions")
     p.add_argument("run", help="a run file (.ndbg)")
@@ -144,6 +165,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="draw the reliability diagram (needs matplotlib)")
     p.add_argument("--handset", action="store_true", help="use the hand-set tables, not the "
                    "fitted parameters that ship with the package")
+    p.add_argument("--params", default=None, metavar="PATH", help="fitted parameters written "
+                   "by `neuraldbg fit --out` (default: the ones shipped with the package)")
+    p.add_argument("--plugin", action="append", metavar="MODULE", help="import MODULE first "
+                   "(it registers your causes); repeatable")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_bench)
@@ -173,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--ess", type=float, default=10.0, help="equivalent sample size of the "
                    "hand-set tables, in runs (default 10)")
     p.add_argument("--calibration", choices=("platt", "temperature", "none"), default="platt")
+    p.add_argument("--plugin", action="append", metavar="MODULE", help="import MODULE first "
+                   "(it registers your causes, which are then fitted too); repeatable")
     p.add_argument("--cache", default=None, metavar="PATH", help="JSON cache of observations, "
                    "so that re-fitting does not retrain unchanged scenarios")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
