@@ -19,8 +19,8 @@ HELDOUT = Path(__file__).resolve().parents[1] / "datasets" / "heldout"
 SUBSET = ["bad_init_resnet", "data_outlier_cnn", "dead_relu_cnn", "fp16_overflow_attention",
           "healthy_transformer", "lr_too_high_adam_transformer", "saturation_tanh_cnn",
           "unsafe_op_sqrt_norm", "unscaled_inputs_cnn"]
-FLOOR = {"top1": 0.75, "top3": 0.85, "localization": 0.5}
-CEILING = {"false_alarm_rate": 0.0, "ece": 0.25}
+FLOOR = {"top1": 0.85, "top3": 0.85, "localization": 0.6}  # measured 1.00, 1.00, 0.80
+CEILING = {"false_alarm_rate": 0.0, "ece": 0.2}  # measured 0.00, 0.060
 
 
 @pytest.mark.slow
