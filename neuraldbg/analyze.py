@@ -70,8 +70,8 @@ class RawStep:
 
     step: int
     host: dict[str, list[float]]
-    grads_present: tuple[bool, ...] | None
-    weights_present: tuple[tuple[bool, ...], tuple[bool, ...]] | None
+    grads_index: list[int] | None  # the parameter of each value of host["grads"]
+    weights_index: tuple[list[int], list[int]] | None  # the same for "wnorm" and "unorm"
     act_units: list[int]
     input_sizes: list[int]
     target_sizes: list[int]
@@ -173,20 +173,20 @@ class Analyzer:
         cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         grad_vals: list[float] | None = None
         observed: list[bool] = []
-        if raw.grads_present is not None:
+        if raw.grads_index is not None:
             vals = host["grads"]
             if math.inf in vals and live is not None:
-                vals = grouper.refine(vals, raw.grads_present)
-            per_unit, obs, total = grouper.group(vals, raw.grads_present)
+                vals = grouper.refine(vals, raw.grads_index)
+            per_unit, obs, total = grouper.group(vals, raw.grads_index)
             if scale is not None and scale > 0:  # record unscaled gradients
                 per_unit, total = per_unit / scale, total / scale
             observed = obs.tolist()
             grad_vals = np.where(obs, per_unit, 0.0).tolist()
             grad_vals.append(total)
             cols[LayerStat.GRAD_NORM] = (per_unit, obs)
-        if raw.weights_present is not None:
-            w, has, _ = grouper.group(host["wnorm"], raw.weights_present[0])
-            u, _, _ = grouper.group(host["unorm"], raw.weights_present[1])
+        if raw.weights_index is not None:
+            w, has, _ = grouper.group(host["wnorm"], raw.weights_index[0])
+            u, _, _ = grouper.group(host["unorm"], raw.weights_index[1])
             with np.errstate(divide="ignore", invalid="ignore"):
                 cols[LayerStat.WEIGHT_NORM] = (w, has)
                 cols[LayerStat.UPDATE_RATIO] = (u / w, has)
@@ -221,7 +221,7 @@ class Analyzer:
                                                  for e in events)
         act = hs.act
         if abnormal and not act and live is not None and live.stash:
-            act = cap.act_from_stash(live.stash)
+            act = cap.act_from_stash(live)
             self.add_act_columns(hs.cols, act)
         if act:
             events += det.observe_activations(

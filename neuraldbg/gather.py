@@ -2,37 +2,65 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import torch
 
 
 class Gather:
-    """Named 1-D device tensors concatenated and copied to the host in a single transfer."""
+    """Named device tensors copied to the host in one transfer.
+
+    `add_scalars` takes 0-d tensors (the common case: a quiet step is nothing else, and one
+    `torch.stack` packs it); `add` takes tensors of any shape, flattened. Values of several
+    dtypes are promoted; tensors on several devices are moved to the first one's.
+    """
+
+    __slots__ = ("_scalar_slices", "_scalars", "_size", "_vector_slices", "_vectors")
 
     def __init__(self) -> None:
-        self._parts: list[torch.Tensor] = []
-        self._slices: dict[str, tuple[int, int]] = {}
-        self._size = 0
+        self._scalars: list[torch.Tensor] = []
+        self._vectors: list[torch.Tensor] = []
+        self._scalar_slices: dict[str, tuple[int, int]] = {}
+        self._vector_slices: dict[str, tuple[int, int]] = {}
+        self._size = 0  # of the vectors
 
     def add(self, name: str, t: torch.Tensor) -> None:
-        t = t.detach().reshape(-1)
-        n = t.numel()
-        self._slices[name] = (self._size, self._size + n)
-        self._parts.append(t)
+        if t.dim() != 1:
+            t = t.reshape(-1)
+        n = t.shape[0]
+        self._vector_slices[name] = (self._size, self._size + n)
+        self._vectors.append(t)
         self._size += n
 
+    def add_scalars(self, name: str, ts: Sequence[torch.Tensor]) -> None:
+        start = len(self._scalars)
+        self._scalars.extend(ts)
+        self._scalar_slices[name] = (start, len(self._scalars))
+
     def __bool__(self) -> bool:
-        return bool(self._parts)
+        return bool(self._scalars or self._vectors)
 
     def fetch(self) -> dict[str, list[float]]:
         """Copy everything to the host (the one sync) and split it back by name."""
-        if not self._parts:
+        parts = list(self._vectors)
+        if self._scalars:
+            parts.insert(0, _join(torch.stack, self._scalars))
+        if not parts:
             return {}
-        first = self._parts[0]
-        device, dtype = first.device, first.dtype
-        same = all(p.device == device and p.dtype == dtype for p in self._parts)
-        if same and dtype in (torch.float32, torch.float64):
-            flat = torch.cat(self._parts)
-        else:
-            flat = torch.cat([p.to(device=device, dtype=torch.float64) for p in self._parts])
-        values = flat.tolist()
-        return {name: values[a:b] for name, (a, b) in self._slices.items()}
+        flat = _join(torch.cat, parts) if len(parts) > 1 else parts[0]
+        values = flat.tolist()  # the copy to the host
+        out = {name: values[a:b] for name, (a, b) in self._scalar_slices.items()}
+        offset = len(self._scalars)
+        for name, (a, b) in self._vector_slices.items():
+            out[name] = values[offset + a:offset + b]
+        return out
+
+
+def _join(op: Callable[[list[torch.Tensor]], torch.Tensor], ts: list[torch.Tensor]
+          ) -> torch.Tensor:
+    """stack/cat `ts`; tensors spread over devices are joined on the first one's, in float64."""
+    try:
+        return op(ts)
+    except RuntimeError:
+        device = ts[0].device
+        return op([t.to(device=device, dtype=torch.float64) for t in ts])

@@ -38,8 +38,9 @@ def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
     """First kept module output with a non-finite value, in hook (completion) order."""
     if not b.stash:
         return None
+    stash = cap.stash_entries(b)
     g = Gather()
-    for k, e in enumerate(b.stash):
+    for k, e in enumerate(stash):
         if e.output is None:  # a large output: only its sum was kept
             assert e.flag is not None
             g.add(f"f{k}", e.flag)
@@ -50,7 +51,7 @@ def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
         if e.first_input is not None and e.first_input.is_floating_point():
             g.add(f"i{k}", (~torch.isfinite(e.first_input.detach())).sum().float())
     host = g.fetch()  # the second sync of this step; only on the step a value turns non-finite
-    for k, e in enumerate(b.stash):
+    for k, e in enumerate(stash):
         if f"f{k}" in host:
             total = host[f"f{k}"][0]
             if math.isfinite(total):

@@ -61,8 +61,12 @@ def _sample(x: torch.Tensor, max_elems: int) -> torch.Tensor:
     return flat[:: (n + max_elems - 1) // max_elems]
 
 
-def moments(x: torch.Tensor) -> torch.Tensor:
-    """min, max, sum and L2 norm of `x` in four cheap reductions (NaN propagates through all).
+Moments = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+def moments(x: torch.Tensor) -> Moments:
+    """min, max, sum and L2 norm of `x` as four 0-d tensors, from three cheap reductions (NaN
+    propagates through all); the monitor stacks them with the step's other scalars.
 
     Mean, std and max|x| follow on the host (`stats_from_moments`); the non-finite count is
     only counted when min or max shows a non-finite value.
@@ -70,9 +74,8 @@ def moments(x: torch.Tensor) -> torch.Tensor:
     x = x.detach()
     if not x.is_floating_point():
         x = x.float()
-    lo, hi = torch.aminmax(x)
-    return torch.stack([lo.float(), hi.float(), x.sum(dtype=torch.float32),
-                        torch.linalg.vector_norm(x, dtype=torch.float32)])
+    lo, hi = torch.aminmax(x)  # in x's dtype; stacking with the float32 sums promotes them
+    return (lo, hi, x.sum(dtype=torch.float32), torch.linalg.vector_norm(x, dtype=torch.float32))
 
 
 def stats_from_moments(parts: Sequence[Sequence[float]], counts: Sequence[int]
@@ -147,6 +150,11 @@ class ParamNorms:
     norms: torch.Tensor
     present: tuple[bool, ...]
 
+    @property
+    def index(self) -> list[int]:
+        """The parameter index of each value in `norms`."""
+        return [k for k, p in enumerate(self.present) if p]
+
 
 class NormGrouper:
     """Per-unit L2 norms of parameters or gradients: one foreach reduction on the device, the
@@ -184,27 +192,29 @@ class NormGrouper:
         out = torch.stack([n.to(norms[0].device, torch.float32) for n in norms])
         return ParamNorms(out, present)
 
-    def refine(self, values: list[float], present: Sequence[bool]) -> list[float]:
+    def refine(self, values: list[float], index: Sequence[int]) -> list[float]:
         """Recompute in float64 the gradient norms that came back inf: a float32 norm overflows
         for finite values above ~1e19 (an extra sync, only on such a step). A gradient already
-        released (zero_grad before the step closed) keeps its inf."""
+        released (zero_grad before the step closed) keeps its inf. `index[i]` is the parameter
+        of `values[i]`."""
         out = list(values)
-        indices = [k for k, p in enumerate(present) if p]
         for slot, v in enumerate(values):
             if v != math.inf:
                 continue
-            g = self.params[indices[slot]].grad
+            g = self.params[index[slot]].grad
             if g is not None and not g.is_sparse:
                 out[slot] = float(torch.linalg.vector_norm(g.detach(), dtype=torch.float64))
         return out
 
-    def group(self, values: Sequence[float], present: Sequence[bool]
+    def group(self, values: Sequence[float], index: Sequence[int]
               ) -> tuple[np.ndarray, np.ndarray, float]:
-        """(per-unit norms, per-unit observed mask, global norm) from the fetched values."""
-        mask = np.array(present, dtype=bool)
+        """(per-unit norms, per-unit observed mask, global norm) from the fetched values;
+        `index[i]` is the parameter of `values[i]` (each parameter at most once)."""
+        mask = np.zeros(len(self.params), dtype=bool)
+        mask[list(index)] = True
         sq = np.zeros(len(self.params))
         with np.errstate(over="ignore", invalid="ignore"):
-            sq[mask] = np.square(values)
+            sq[list(index)] = np.square(values)
             per_unit = np.sqrt(np.bincount(self._dst, weights=sq[self._src],
                                            minlength=self.n_units))
             total = float(np.sqrt(sq.sum()))
