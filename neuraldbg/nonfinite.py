@@ -20,7 +20,7 @@ from neuraldbg.recompute import rerun_in_float32
 from neuraldbg.stats import ACT_COLUMNS
 
 if TYPE_CHECKING:
-    from neuraldbg.capture import StepBuffer, StepCapture
+    from neuraldbg.capture import StashEntry, StepBuffer, StepCapture
 
 _NF = ACT_COLUMNS.index(LayerStat.ACT_NONFINITE)
 _NAN = ACT_COLUMNS.index("act_has_nan")
@@ -63,17 +63,46 @@ def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
             if count <= 0:
                 continue
             has_nan, exact = nan_flag > 0, True
-            inputs_finite = None if f"i{k}" not in host else host[f"i{k}"][0] == 0
+            inputs_finite = _inputs_finite(host, k)
+        inner = None
+        if inputs_finite is False:
+            # no earlier module output was non-finite, yet this module's input is: the value
+            # was born in an enclosing module's own code, between its submodules' calls
+            # (a functional matmul, softmax or log in a forward()); blame that module
+            j = _enclosing(b.stash, k)
+            while j is not None:
+                inner = inner or e.name
+                k, e = j, b.stash[j]
+                # the root's inputs are the batch, checked before the forward pass
+                inputs_finite = True if e.name == "" else _inputs_finite(host, k)
+                if inputs_finite is not False:
+                    break
+                j = _enclosing(b.stash, k)
         unit = cap.units[e.unit] if e.unit >= 0 else None
         rerun = None
-        if b.amp == "float16" and inputs_finite and e.output is not None:
+        if b.amp == "float16" and inputs_finite and e.args:
             rerun = rerun_in_float32(e.module, e.args)  # overflow, or unsafe in any precision?
         return _event(step, e.name, Direction.FORWARD, count, has_nan,
                       module_type=e.module_type, inputs_finite=inputs_finite,
                       has_params=bool(unit.params) if unit is not None else None,
-                      exact=True, count_exact=exact,
+                      exact=True, count_exact=exact, first_seen_in=inner,
                       fp32_finite=None if rerun is None else rerun.finite,
                       fp32_max_abs=None if rerun is None else rerun.max_abs)
+    return None
+
+
+def _inputs_finite(host: dict[str, list[float]], k: int) -> bool | None:
+    return None if f"i{k}" not in host else host[f"i{k}"][0] == 0
+
+
+def _enclosing(stash: list[StashEntry], k: int) -> int | None:
+    """The innermost module enclosing stash entry k: the first later entry (modules complete
+    after their submodules) whose name is a prefix of k's (the root, "", encloses all)."""
+    name = stash[k].name
+    for j in range(k + 1, len(stash)):
+        other = stash[j].name
+        if other == "" or name.startswith(other + "."):
+            return j
     return None
 
 

@@ -50,13 +50,17 @@ def _float32(a: Any) -> Any:
 def rerun_in_float32(module: nn.Module, args: Any) -> Rerun | None:
     """`module(*args)` in float32 (floating inputs upcast, autocast off, no grad), with the
     module's buffers (BatchNorm statistics) and the RNG state put back afterwards. None when it
-    cannot be re-run: no inputs were kept, the module needs keyword arguments, or its weights
-    are not float32 themselves."""
+    cannot be re-run: no inputs were kept, the module needs keyword arguments, its weights are
+    not float32 themselves, or they are no longer the forward's (the step closes after the
+    optimizer's step, which without a GradScaler has already applied the non-finite gradient).
+    """
     if not args:
         return None
     params = list(module.parameters())
     if any(p.dtype != torch.float32 for p in params if p.is_floating_point()):
         return None  # a model cast to half: its own weights are half, nothing to compare with
+    if params and not all(bool(torch.isfinite(p.detach()).all()) for p in params):
+        return None  # the optimizer already stepped with the non-finite gradient (no scaler)
     device = next((a.device for a in _tensors(args)), torch.device("cpu"))
     saved = {name: b.detach().clone() for name, b in module.named_buffers()}
     cuda = [device.index or 0] if device.type == "cuda" else []

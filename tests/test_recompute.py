@@ -85,6 +85,10 @@ def test_the_rerun_leaves_buffers_and_the_rng_as_they_were():
     assert torch.equal(state, torch.get_rng_state())
 
 
-def test_no_answer_without_inputs_or_for_half_weights():
+def test_no_answer_without_inputs_for_half_weights_or_weights_already_stepped():
     assert rerun_in_float32(nn.Linear(2, 2), ()) is None
     assert rerun_in_float32(nn.Linear(2, 2).half(), (torch.randn(1, 2).half(),)) is None
+    stepped = nn.Linear(2, 2)
+    with torch.no_grad():
+        stepped.weight[0, 0] = float("nan")
+    assert rerun_in_float32(stepped, (torch.randn(1, 2),)) is None

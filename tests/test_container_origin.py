@@ -1,0 +1,86 @@
+"""A non-finite value born in a module's own code between two of its submodules (a functional
+log, matmul or softmax in forward()) is blamed on that module, not on the submodule that first
+received it."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from causal.diagnose import diagnose
+from causal.views import first_origin
+from neuraldbg import NeuralDbg
+
+
+class LogBetween(nn.Module):
+    """lin -> log(h - 100) from step `at` on -> out: NaN born in this module's forward."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.lin, self.out = nn.Linear(8, 8), nn.Linear(8, 4)
+        self.at, self.calls = at, 0
+
+    def forward(self, x):
+        self.calls += 1
+        h = self.lin(x)
+        if self.calls > self.at:
+            h = torch.log(h - 100.0)
+        return self.out(h)
+
+
+class Attention(nn.Module):
+    """Single-head self-attention whose scores overflow float16 from step `at` on."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.q, self.k, self.v, self.o = (nn.Linear(8, 8) for _ in range(4))
+        self.at, self.calls = at, 0
+
+    def forward(self, x):
+        self.calls += 1
+        scale = 400.0 if self.calls > self.at else 1.0
+        scores = (self.q(x) * scale) @ (self.k(x) * scale).transpose(-1, -2)
+        return self.o(torch.softmax(scores, dim=-1) @ self.v(x))
+
+
+def _train(model, path, amp=None, steps=8):
+    torch.manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cpu", enabled=amp is not None)
+    g = torch.Generator().manual_seed(0)
+    with NeuralDbg(model, path=path, scaler=scaler) as dbg:
+        for _ in range(steps):
+            x = torch.randn(4, 6, 8, generator=g)
+            opt.zero_grad()
+            with torch.autocast("cpu", dtype=amp or torch.float16, enabled=amp is not None):
+                out = model(x)
+            loss = out.float().pow(2).mean()
+            scaler.scale(loss).backward()
+            dbg.record_loss(loss)
+            scaler.step(opt)
+            scaler.update()
+    return dbg.run
+
+
+def test_a_value_born_between_submodules_is_blamed_on_the_enclosing_module(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), LogBetween(at=3))
+    run = _train(model, run_path("log"))
+    origin = first_origin(run)
+    assert origin is not None
+    assert origin.layer_name == "1" and origin.metadata["first_seen_in"] == "1.out"
+    assert origin.metadata["inputs_finite"] is True
+    hyps = diagnose(run)
+    assert hyps[0].cause == "unsafe_op" and hyps[0].layer == "1"
+
+
+def test_an_attention_overflow_in_float16_is_blamed_on_the_attention_module(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), Attention(at=4))
+    run = _train(model, run_path("attn"), amp=torch.float16)
+    origin = first_origin(run)
+    assert origin is not None and origin.layer_name == "1"
+    assert origin.metadata["first_seen_in"] == "1.o"
+    assert origin.metadata["fp32_finite"] is True
+    hyps = diagnose(run)
+    assert hyps[0].cause == "fp16_overflow" and hyps[0].layer == "1"
