@@ -34,12 +34,20 @@ def describe_origin(run: Run, ev: Event) -> str:
     text = f"step {ev.step} . {layer_label(run, ev.layer_name)}: first {what} born {where}"
     if ev.value and ev.value >= 1:
         text += f" ({ev.value:.0f} non-finite value{'s' if ev.value != 1 else ''})"
+    if meta.get("first_seen_in"):
+        text += (f", in its own code between submodules (first seen as the input of "
+                 f"{meta['first_seen_in']!r})")
     if meta.get("inputs_finite") is True:
         text += "; its inputs were finite"
     elif meta.get("inputs_finite") is False:
         text += "; its inputs were already non-finite"
     if meta.get("tensor") == "target":
         text += "; in the targets"
+    if meta.get("fp32_finite") is True:
+        text += (f"; re-run in float32 on the same inputs it is finite (max |output| "
+                 f"{meta.get('fp32_max_abs', float('nan')):.3g}): a float16 overflow")
+    elif meta.get("fp32_finite") is False:
+        text += "; re-run in float32 it is still non-finite: not a float16 range problem"
     if meta.get("scaler_skipped"):
         text += "; the GradScaler skipped this step"
     if meta.get("exact") is False:

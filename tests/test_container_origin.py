@@ -84,3 +84,14 @@ def test_an_attention_overflow_in_float16_is_blamed_on_the_attention_module(run_
     assert origin.metadata["fp32_finite"] is True
     hyps = diagnose(run)
     assert hyps[0].cause == "fp16_overflow" and hyps[0].layer == "1"
+
+
+def test_show_says_where_it_was_born_and_what_the_float32_rerun_found(run_path):
+    from neuraldbg.report import describe_origin
+
+    torch.manual_seed(0)
+    run = _train(nn.Sequential(nn.Linear(8, 8), Attention(at=4)), run_path("show"),
+                 amp=torch.float16)
+    text = describe_origin(run, first_origin(run))
+    assert "first seen as the input of '1.o'" in text
+    assert "a float16 overflow" in text
