@@ -69,15 +69,15 @@ def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
             # no earlier module output was non-finite, yet this module's input is: the value
             # was born in an enclosing module's own code, between its submodules' calls
             # (a functional matmul, softmax or log in a forward()); blame that module
-            j = _enclosing(b.stash, k)
+            j = _enclosing(stash, k)
             while j is not None:
                 inner = inner or e.name
-                k, e = j, b.stash[j]
+                k, e = j, stash[j]
                 # the root's inputs are the batch, checked before the forward pass
                 inputs_finite = True if e.name == "" else _inputs_finite(host, k)
                 if inputs_finite is not False:
                     break
-                j = _enclosing(b.stash, k)
+                j = _enclosing(stash, k)
         unit = cap.units[e.unit] if e.unit >= 0 else None
         rerun = None
         if b.amp == "float16" and inputs_finite and e.args:
