@@ -30,7 +30,6 @@ INITIAL_STEPS = 3  # the first steps' window is always stored
 _MAX_WINDOWS = 256
 _LAYER_STATS = tuple(s.value for s in LayerStat)
 _NF = ACT_COLUMNS.index(LayerStat.ACT_NONFINITE)
-_NOT_SCALARS = {"act", "wnorm", "unorm"}  # may hold NaN ("does not apply") or inf by design
 _HEALTHY = {"grad_healthy", "activation_healthy", "loss_steady", "loss_plateau", "grad_finite",
             "activation_finite", "loss_finite", "input_finite"}
 
@@ -70,6 +69,7 @@ class RawStep:
 
     step: int
     host: dict[str, list[float]]
+    finite: bool  # every scalar of `host` (all but "act", "wnorm", "unorm") is finite
     grads_index: list[int] | None  # the parameter of each value of host["grads"]
     weights_index: tuple[list[int], list[int]] | None  # the same for "wnorm" and "unorm"
     act_units: list[int]
@@ -110,9 +110,7 @@ class Triage:
     def check(self, raw: RawStep) -> tuple[bool, bool]:
         """(urgent, alarm) for one step, from its fetched values only."""
         host = raw.host
-        nonfinite = not all(math.isfinite(sum(v)) for k, v in host.items()
-                            if k not in _NOT_SCALARS) or not all(
-            math.isfinite(x) for x in raw.float_losses)
+        nonfinite = not raw.finite or not all(math.isfinite(x) for x in raw.float_losses)
         if raw.act_units:
             width = len(ACT_COLUMNS)
             nonfinite = nonfinite or any(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -32,6 +33,7 @@ from neuraldbg.stats import (
 )
 from neuraldbg.stepbuf import (
     STASH_MAX_ELEMS,
+    RawEntry,
     Slot,
     StashEntry,
     StepBuffer,
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["STASH_MAX_ELEMS", "StashEntry", "StepBuffer", "StepCapture"]
 
 _LAYER_STATS = tuple(s.value for s in LayerStat)
+_CLOSED = StepBuffer()  # the buffer between steps: never written (every writer checks `open`)
 #: Runs a function once the current backward pass has finished (how DDP syncs gradients).
 _queue_callback = torch.autograd.Variable._execution_engine.queue_callback
 
@@ -74,9 +77,11 @@ class StepCapture:
         self.active = True
         self.in_forward = False
         self.fwd_slow = True  # this forward needs more than the stash (statistics, DAG)
+        # during a forward that only keeps outputs: the stash's append (the hooks' fast path)
+        self.fast_stash: Callable[[RawEntry], None] | None = None
         self.slots: list[Slot] = []  # every hooked module; stash entries refer to them
         self.root_slot = -1
-        self.buf = StepBuffer()
+        self.buf = _CLOSED
         self.optimizers: dict[int, bool] = {}
         self.bound_optimizer: weakref.ReferenceType[torch.optim.Optimizer] | None = None
         self.weight_buffers: list[torch.Tensor] | None = None
@@ -134,13 +139,19 @@ class StepCapture:
         order = self.dag.order  # kept (and only ever added to) by the tracker
 
         def hook(module: nn.Module, args: Any, output: Any) -> None:
-            if not self.in_forward:
+            keep = self.fast_stash
+            if keep is not None and type(output) is torch.Tensor and name in order:
+                if output.is_floating_point():  # a quiet step: keep the output, nothing else
+                    keep((slot, output, output._version, args, None)
+                         if output.numel() <= STASH_MAX_ELEMS else raw_entry(slot, output, args))
+                return
+            b = self.buf
+            if not self.in_forward or not b.open:
                 return
             try:
                 t = output if type(output) is torch.Tensor else first_float(output)
                 if t is None or not t.is_floating_point():
                     return
-                b = self.buf
                 if self.fwd_slow or name not in order:
                     dag = self.dag
                     if dag is not None and (dag.recording or name not in order):
@@ -202,7 +213,7 @@ class StepCapture:
         b.backward_seen = True
         scale = self._scale_tensor()  # the scale this backward pass used
         if scale is not None:
-            b.scale = scale.detach().reshape(-1)[:1].clone()
+            b.scale = scale.detach().reshape(-1)[0].clone()
 
     def _stash_hook(self, slot: int) -> Any:
         def hook(module: nn.Module, args: Any, output: Any) -> None:
@@ -220,6 +231,7 @@ class StepCapture:
     def on_forward_start(self, module: nn.Module, args: Any, kwargs: Any) -> None:
         if not self.active or not torch.is_grad_enabled():
             self.in_forward = False  # evaluation passes under no_grad are not recorded
+            self.fast_stash = None
             return
         try:
             b = self.buf
@@ -238,12 +250,14 @@ class StepCapture:
                 n = x.numel()
                 if n:
                     b.inputs.append((moments(x), n, x))
-                if torch.is_autocast_enabled(x.device.type):
-                    b.amp = str(torch.get_autocast_dtype(x.device.type)).replace("torch.", "")
+                device = "cpu" if x.is_cpu else x.device.type
+                if torch.is_autocast_enabled(device):
+                    b.amp = str(torch.get_autocast_dtype(device)).replace("torch.", "")
             dag = self.dag
             assert dag is not None
             dag.begin_forward()
-            self.fwd_slow = b.full or dag.recording
+            self.fwd_slow = slow = b.full or dag.recording
+            self.fast_stash = b.stash.append if b.stash_on and not slow else None
             self.in_forward = True
         except Exception as e:
             self.dbg._internal_error("forward pre-hook", e)
@@ -252,6 +266,7 @@ class StepCapture:
         if not self.in_forward:
             return
         self.in_forward = False
+        self.fast_stash = None
         try:
             b = self.buf
             if b.stash_on:
@@ -298,6 +313,7 @@ class StepCapture:
             self.buf.losses.append(loss if loss.dim() == 0 else loss.reshape(()))
         else:
             self.buf.losses.append(float(loss))
+            self.buf.float_losses.append(float(loss))
         if target is not None and target.numel():
             self.buf.targets.append((moments(target), target.numel(), target))
 
@@ -319,7 +335,7 @@ class StepCapture:
         b = self.buf
         if not b.open:
             return
-        self.buf = StepBuffer()
+        self.buf = _CLOSED
         try:
             if self.active:
                 self._close(step, b)
@@ -353,10 +369,10 @@ class StepCapture:
             grads = self.grouper.grad_norms()
             grads_index = grads.index if grads is not None else None
             if grads is not None:
-                g.add("grads", grads.norms)
+                g.add_scalars("grads", grads.norms.unbind())
         if b.scale is not None:
-            g.add("scale", b.scale)
-        act_units = sorted(b.act)
+            g.add_scalars("scale", (b.scale,))
+        act_units = sorted(b.act) if b.act else []
         if act_units:
             g.add("act", torch.stack([reduce_act(b.act[i]).to(b.act[act_units[0]][0].device)
                                       for i in act_units]))
@@ -370,17 +386,16 @@ class StepCapture:
                 weights_index = (wnorm.index, unorm.index)
         host = g.fetch()  # the one host-device synchronisation of the step
         self.analyzer.submit(RawStep(
-            step=step, host=host, grads_index=grads_index, weights_index=weights_index,
-            act_units=act_units, input_sizes=[n for _, n, _ in b.inputs],
-            target_sizes=[n for _, n, _ in b.targets],
-            float_losses=[float(x) for x in b.losses if not isinstance(x, torch.Tensor)],
-            optimizer_stepped=b.optimizer_stepped, full=b.full,
+            step=step, host=host, finite=g.finite, grads_index=grads_index,
+            weights_index=weights_index, act_units=act_units,
+            input_sizes=[n for _, n, _ in b.inputs], target_sizes=[n for _, n, _ in b.targets],
+            float_losses=b.float_losses, optimizer_stepped=b.optimizer_stepped, full=b.full,
             scaler=self.dbg.scaler is not None, settings=self._settings(b)), b)
 
     def _settings(self, b: StepBuffer) -> dict[str, str]:
         """Rarely changing settings in force at this step (written only when they change)."""
         opt = self.bound_optimizer() if self.bound_optimizer is not None else None
-        lrs = tuple(g.get("lr") for g in opt.param_groups) if opt is not None else ()
+        lrs = tuple([g.get("lr") for g in opt.param_groups]) if opt is not None else ()
         key = (b.amp, id(opt), lrs)
         if key == self._settings_key:
             return self._settings_last

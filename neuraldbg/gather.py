@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import torch
@@ -12,10 +13,11 @@ class Gather:
 
     `add_scalars` takes 0-d tensors (the common case: a quiet step is nothing else, and one
     `torch.stack` packs it); `add` takes tensors of any shape, flattened. Values of several
-    dtypes are promoted; tensors on several devices are moved to the first one's.
+    dtypes are promoted; tensors on several devices are moved to the first one's. After
+    `fetch`, `finite` says whether every scalar came back finite (vectors are not checked).
     """
 
-    __slots__ = ("_scalar_slices", "_scalars", "_size", "_vector_slices", "_vectors")
+    __slots__ = ("_scalar_slices", "_scalars", "_size", "_vector_slices", "_vectors", "finite")
 
     def __init__(self) -> None:
         self._scalars: list[torch.Tensor] = []
@@ -23,6 +25,7 @@ class Gather:
         self._scalar_slices: dict[str, tuple[int, int]] = {}
         self._vector_slices: dict[str, tuple[int, int]] = {}
         self._size = 0  # of the vectors
+        self.finite = True
 
     def add(self, name: str, t: torch.Tensor) -> None:
         if t.dim() != 1:
@@ -49,8 +52,10 @@ class Gather:
             return {}
         flat = _join(torch.cat, parts) if len(parts) > 1 else parts[0]
         values = flat.tolist()  # the copy to the host
-        out = {name: values[a:b] for name, (a, b) in self._scalar_slices.items()}
         offset = len(self._scalars)
+        # finite iff all are (a float64 sum of float32-range values cannot overflow)
+        self.finite = math.isfinite(sum(values[:offset]))
+        out = {name: values[a:b] for name, (a, b) in self._scalar_slices.items()}
         for name, (a, b) in self._vector_slices.items():
             out[name] = values[offset + a:offset + b]
         return out

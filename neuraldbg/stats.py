@@ -71,7 +71,8 @@ def moments(x: torch.Tensor) -> Moments:
     Mean, std and max|x| follow on the host (`stats_from_moments`); the non-finite count is
     only counted when min or max shows a non-finite value.
     """
-    x = x.detach()
+    if x.requires_grad:
+        x = x.detach()
     if not x.is_floating_point():
         x = x.float()
     lo, hi = torch.aminmax(x)  # in x's dtype; stacking with the float32 sums promotes them
