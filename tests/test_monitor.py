@@ -280,6 +280,77 @@ def test_model_without_parameters(run_path):
     assert dbg.run.series.steps == (0, 1, 2, 3)
 
 
+def _layer_grad_norms(model: nn.Module) -> dict[str, float]:
+    out = {}
+    for name, m in model.named_modules():
+        grads = [p.grad for p in m.parameters(recurse=False) if p.grad is not None]
+        if grads:
+            out[name] = math.sqrt(sum(float(g.double().pow(2).sum()) for g in grads))
+    return out
+
+
+def test_gradient_norms_are_exact_accumulated_and_taken_before_clipping(run_path):
+    """Per-layer norms of the gradient the backward passes accumulated (two per step here),
+    as it was before the loop clipped it; the global norm over all parameters."""
+    model = mlp(width=16)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    data = batches(7)
+    expected: dict[int, dict[str, float]] = {}
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step, (x, y) in enumerate(data):
+            opt.zero_grad()
+            halves = [(x, y)] if step == 0 else [(x[:8], y[:8]), (x[8:], y[8:])]
+            for xb, yb in halves:  # step 0 binds the optimizer, then 2 backward passes a step
+                loss = nn.functional.mse_loss(model(xb), yb)
+                loss.backward()
+            expected[step] = _layer_grad_norms(model)
+            dbg.record_loss(loss)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1e-4)
+            opt.step()
+    run = dbg.run
+    assert run.series.steps == tuple(range(7))
+    window = run.windows[-1]
+    for layer in ("0", "2", "4", "6", "8"):
+        got = dict(window.series(layer, "grad_norm"))
+        assert sorted(got) == list(range(7)), layer
+        for step, v in got.items():
+            assert v == pytest.approx(expected[step][layer], rel=1e-5), (layer, step)
+    for step, v in run.series.get("grad_norm"):
+        total = math.sqrt(sum(n * n for n in expected[step].values()))
+        assert v == pytest.approx(total, rel=1e-5)
+        assert v > 1e-3  # not the clipped norm
+
+
+def test_a_parameter_without_a_gradient_this_step_is_not_observed(run_path):
+    """Gradients zeroed in place (set_to_none=False) are not gradients of this step."""
+
+    class TwoHeads(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body, self.a, self.b = nn.Linear(8, 8), nn.Linear(8, 1), nn.Linear(8, 1)
+            self.use_b = False
+
+        def forward(self, x):
+            h = torch.tanh(self.body(x))
+            return self.b(h) if self.use_b else self.a(h)
+
+    torch.manual_seed(0)
+    model = TwoHeads()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step, (x, y) in enumerate(batches(6)):
+            model.use_b = step % 2 == 1
+            opt.zero_grad(set_to_none=False)
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    window = dbg.run.windows[-1]
+    assert [s for s, _ in window.series("b", "grad_norm")] == [1, 3, 5]
+    assert [s for s, _ in window.series("a", "grad_norm")] == [0, 2, 4]
+    assert [s for s, _ in window.series("body", "grad_norm")] == list(range(6))
+
+
 def test_weight_sharing_and_module_called_twice(run_path):
     class Tied(nn.Module):
         def __init__(self):
