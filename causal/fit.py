@@ -67,10 +67,12 @@ from causal.parameters import (
 )
 from causal.registry import Registry
 
-__all__ = ["CALIBRATION_PRIOR_SD", "DEFAULT_ESS", "FORMAT", "HEALTHY", "SCHEMA_VERSION",
-           "SHIPPED_PATH", "Calibration", "FitError", "FittedParameters", "Observation",
-           "fit_calibration", "fit_parameters", "fit_tables", "log_loss", "split_families",
-           "top_cause"]
+__all__ = [
+    "CALIBRATION_PRIOR_SD", "DEFAULT_ESS", "ESS_CANDIDATES", "FORMAT", "HEALTHY", "SCHEMA_VERSION",
+    "SHIPPED_PATH", "Calibration", "FitError", "FittedParameters", "Observation",
+    "fit_calibration", "fit_parameters", "fit_tables", "log_loss", "select_ess", "split_families",
+    "top_cause",
+]
 
 HEALTHY = "healthy"
 #: Default equivalent sample size of the hand-set tables (pseudo-counts per column).
@@ -329,6 +331,48 @@ def fit_tables(observations: Sequence[Observation], registry: Registry,
                             for st in states[s]}
         likelihoods[name] = fitted
     return likelihoods, leaks
+
+
+#: The equivalent sample sizes `select_ess` chooses among.
+ESS_CANDIDATES = (1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
+
+
+def _true_label_nll(posteriors: Mapping[str, float], label: str) -> float:
+    """-log P(the true label): the true cause's posterior, or for a healthy run 1 - the
+    largest posterior (no cause present)."""
+    if label == HEALTHY:
+        q = 1.0 - max(posteriors.values(), default=0.0)
+    else:
+        q = float(posteriors.get(label, 0.0))
+    return -math.log(min(max(q, EPS), 1.0))
+
+
+def select_ess(observations: Sequence[Observation], registry: Registry,
+               candidates: Sequence[float] = ESS_CANDIDATES
+               ) -> tuple[float, dict[float, float]]:
+    """The equivalent sample size with the lowest leave-one-family-out log-loss of the true
+    label (each family scored by tables fitted without it: the situation on a new family), and
+    every candidate's loss. Ties go to the larger value (closer to the hand-set tables)."""
+    from causal.network import get_network
+
+    families = sorted({ob.family for ob in observations})
+    if len(families) < 2:
+        raise FitError("choosing ess by cross-validation needs two training families or more; "
+                       "pass a number with --ess")
+    states = {s: tuple(sym.states) for s, sym in registry.symptoms().items()}
+    scores: dict[float, float] = {}
+    for ess in candidates:
+        total = 0.0
+        for fam in families:
+            rest = [ob for ob in observations if ob.family != fam]
+            liks, lks = fit_tables(rest, registry, ess)
+            fold = FittedParameters(liks, lks, states, tuple(registry.causes()), float(ess))
+            net = get_network(fold.apply(registry))
+            total += sum(_true_label_nll(net.posteriors(ob.evidence), ob.cause)
+                         for ob in observations if ob.family == fam)
+        scores[float(ess)] = total / len(observations)
+    best = min(scores, key=lambda e: (round(scores[e], 9), -e))
+    return best, scores
 
 
 def _labelled(observations: Sequence[Observation], registry: Registry

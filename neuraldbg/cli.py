@@ -107,6 +107,17 @@ def _suite_verify(args: argparse.Namespace) -> int:
     return 0 if all(r.valid for r in rows) else 1
 
 
+def _ess(text: str) -> float | str:
+    from causal.errors import ConfigError
+
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"--ess {text!r}: pass a positive number or 'auto'") from None
+
+
 def _fit(args: argparse.Namespace) -> int:
     import torch
 
@@ -119,7 +130,7 @@ def _fit(args: argparse.Namespace) -> int:
     out = SHIPPED_PATH if args.out is None else args.out
     report = run_fit(args.suite, parse_seeds(args.seeds), out,
                      held_out_fraction=args.held_out_fraction, split_seed=args.split_seed,
-                     ess=args.ess, calibration=args.calibration, cache=args.cache,
+                     ess=_ess(args.ess), calibration=args.calibration, cache=args.cache,
                      progress=not args.no_progress, log=print, held_out=args.held_out)
     print_errors(report.errors)
     cal = report.fitted.calibration
@@ -195,8 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="with --suite and no --held-out: share of each label's families held out "
                    "for scoring (default 0.34)")
     p.add_argument("--split-seed", type=int, default=0, help="seed of the family split")
-    p.add_argument("--ess", type=float, default=10.0, help="equivalent sample size of the "
-                   "hand-set tables, in runs (default 10)")
+    p.add_argument("--ess", default="auto", help="equivalent sample size of the hand-set "
+                   "tables, in runs, or 'auto' (default): chosen by leave-one-family-out "
+                   "cross-validation on the training families")
     p.add_argument("--calibration", choices=("platt", "temperature", "none"), default="platt")
     p.add_argument("--plugin", action="append", metavar="MODULE", help="import MODULE first "
                    "(it registers your causes, which are then fitted too); repeatable")

@@ -29,6 +29,7 @@ from causal.fit import (
     FittedParameters,
     Observation,
     fit_parameters,
+    select_ess,
     split_families,
 )
 
@@ -246,7 +247,7 @@ class FitReport:
 
 def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
             out: str | os.PathLike[str] | None, held_out_fraction: float = 0.34,
-            split_seed: int = 0, ess: float = 10.0, calibration: str = "platt",
+            split_seed: int = 0, ess: float | str = "auto", calibration: str = "platt",
             registry: Registry | None = None, cache: str | os.PathLike[str] | None = None,
             progress: bool = False, log: Callable[[str], None] | None = None,
             held_out: str | os.PathLike[str] | None = None) -> FitReport:
@@ -285,7 +286,14 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
                         errors=errors, split=train_split)
     if not train_obs:
         raise FitError("no training run succeeded; nothing to fit (see the errors above)")
-    fitted = fit_parameters(train_obs, reg, ess=ess, calibration=calibration, seeds=seeds)
+    if ess == "auto":  # chosen by leave-one-family-out cross-validation on the training runs
+        chosen, scores = select_ess(train_obs, reg)
+        if log is not None:
+            log("ess by leave-one-family-out log-loss: " + ", ".join(
+                f"{e:g}: {v:.3f}" for e, v in scores.items()) + f" -> {chosen:g}")
+    else:
+        chosen = float(ess)
+    fitted = fit_parameters(train_obs, reg, ess=chosen, calibration=calibration, seeds=seeds)
     if out is not None:
         fitted.save(out)
     held_dir = suite if held_out is None and not bundled else held_out

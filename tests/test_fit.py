@@ -398,3 +398,18 @@ def test_fit_cli_splits_fits_compares_and_reproduces(suite_dir, tmp_path, capsys
     fresh = collect(suite_dir, [0], ["outlier_a"])
     assert [o.to_dict() for o in fresh] == [
         v for k, v in sorted(cached.items()) if k.startswith("outlier_a:")]
+
+
+def test_select_ess_prefers_the_value_that_predicts_a_left_out_family(reg):
+    from causal.fit import select_ess
+
+    # three families whose runs contradict the hand-set update_ratio table for lr_too_high the
+    # same way: the data generalise across families, so a small ess wins over a huge one
+    obs = [ob(reg, fam, i, "lr_too_high", update_ratio=hard(reg, "update_ratio", "normal"),
+              loss_pattern=hard(reg, "loss_pattern", "diverging"))
+           for fam in ("lr_a", "lr_b", "lr_c") for i in range(4)]
+    obs += [ob(reg, fam, i, "healthy") for fam in ("calm_a", "calm_b") for i in range(4)]
+    best, scores = select_ess(obs, reg, candidates=(1.0, 1e6))
+    assert set(scores) == {1.0, 1e6} and best == 1.0 and scores[1.0] < scores[1e6]
+    with pytest.raises(FitError, match="two training families"):
+        select_ess([o for o in obs if o.family == "lr_a"], reg)
