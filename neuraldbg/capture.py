@@ -68,6 +68,8 @@ class StepCapture:
         self.kinds = [str(u.kind) for u in units]
         self.grouper = NormGrouper([u.params for u in units])
         self.param_ids = {id(p) for p in self.grouper.params}
+        # a model in host memory: the step's values are read without a device copy
+        self.cpu = all(p.is_cpu for p in self.grouper.params)
         # gradients accumulated by the running backward pass, waiting for their norms
         self.pend_k: list[int] = []
         self.pend_g: list[torch.Tensor] = []
@@ -354,7 +356,7 @@ class StepCapture:
     def _close(self, step: int, b: StepBuffer) -> None:
         if self.pend_k:  # a backward pass that did not reach its end (it raised)
             self._flush_grads()
-        g = Gather()
+        g = Gather(cpu=self.cpu)
         loss_t = loss_tensor(b.losses) if b.losses else None
         if loss_t is not None:
             g.add_scalars("loss", (loss_t,))

@@ -15,11 +15,16 @@ class Gather:
     `torch.stack` packs it); `add` takes tensors of any shape, flattened. Values of several
     dtypes are promoted; tensors on several devices are moved to the first one's. After
     `fetch`, `finite` says whether every scalar came back finite (vectors are not checked).
+
+    `cpu=True` (every tensor is in host memory) reads the scalars one by one: there is nothing
+    to synchronise on the CPU, and that is cheaper than stacking them first.
     """
 
-    __slots__ = ("_scalar_slices", "_scalars", "_size", "_vector_slices", "_vectors", "finite")
+    __slots__ = ("_cpu", "_scalar_slices", "_scalars", "_size", "_vector_slices", "_vectors",
+                 "finite")
 
-    def __init__(self) -> None:
+    def __init__(self, cpu: bool = False) -> None:
+        self._cpu = cpu
         self._scalars: list[torch.Tensor] = []
         self._vectors: list[torch.Tensor] = []
         self._scalar_slices: dict[str, tuple[int, int]] = {}
@@ -45,13 +50,18 @@ class Gather:
 
     def fetch(self) -> dict[str, list[float]]:
         """Copy everything to the host (the one sync) and split it back by name."""
-        parts = list(self._vectors)
-        if self._scalars:
-            parts.insert(0, _join(torch.stack, self._scalars))
-        if not parts:
-            return {}
-        flat = _join(torch.cat, parts) if len(parts) > 1 else parts[0]
-        values = flat.tolist()  # the copy to the host
+        if self._cpu:
+            values = list(map(torch.Tensor.item, self._scalars))
+            for v in self._vectors:
+                values += v.tolist()
+        else:
+            parts = list(self._vectors)
+            if self._scalars:
+                parts.insert(0, _join(torch.stack, self._scalars))
+            if not parts:
+                return {}
+            flat = _join(torch.cat, parts) if len(parts) > 1 else parts[0]
+            values = flat.tolist()  # the copy to the host
         offset = len(self._scalars)
         # finite iff all are (a float64 sum of float32-range values cannot overflow)
         self.finite = math.isfinite(sum(values[:offset]))

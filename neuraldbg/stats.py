@@ -76,6 +76,8 @@ def moments(x: torch.Tensor) -> Moments:
     if not x.is_floating_point():
         x = x.float()
     lo, hi = torch.aminmax(x)  # in x's dtype; stacking with the float32 sums promotes them
+    if x.dtype == torch.float32:
+        return (lo, hi, x.sum(), torch.linalg.vector_norm(x))
     return (lo, hi, x.sum(dtype=torch.float32), torch.linalg.vector_norm(x, dtype=torch.float32))
 
 
