@@ -8,14 +8,22 @@ import statistics
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from causal.run import Direction, Run
+from causal.run import Direction, LayerStat, Run
 from causal.symptom import Symptom
-from causal.views import first_origin, losses, nonfinite_step, run_length, trouble_events
+from causal.views import (
+    first_origin,
+    layer_series,
+    losses,
+    nonfinite_step,
+    run_length,
+    trouble_events,
+)
 
 
 class NonfiniteBirth(Symptom):
     """Where the first non-finite value was born. A parameterless op (log, sqrt, div) on finite
-    inputs points at an unsafe op; a layer with weights at values grown too large."""
+    inputs points at an unsafe op; a layer with weights at values grown too large, unless its
+    outputs were of ordinary size just before (then an op inside it)."""
 
     name = "nonfinite_birth"
     states = ("none", "input", "forward_op", "forward_layer", "loss", "backward")
@@ -39,15 +47,51 @@ class NonfiniteBirth(Symptom):
         if has_params is None:
             has_params = node is not None and node.param_count > 0
         if has_params:
+            before = _last_magnitude(run, ev.layer_name, ev.step)
+            if before is not None and before < ORDINARY and not _half(run):
+                # a layer whose outputs were of ordinary size just before cannot have grown
+                # to the float32 maximum: an op inside it (its own log, division, exp) did it
+                return {"forward_op": 0.7, "forward_layer": 0.3}
             return self.hard("forward_layer")
         if ev.metadata.get("inputs_finite") is False:
             return {"forward_layer": 0.6, "forward_op": 0.4}
         return self.hard("forward_op")
 
 
+#: Largest |activation| still called ordinary: a float32 overflow through weights needs ~1e38.
+ORDINARY = 100.0
+#: How far back the last recorded activation of the origin layer may be, in steps.
+RECENT = 10
+
+
+def _half(run: Run) -> bool:
+    amp = {str(c.value) for c in run.settings if c.key == "amp_dtype"}
+    return bool(amp & {"float16", "bfloat16"}) or str(run.meta.get("param_dtype") or "") in (
+        "float16", "bfloat16")
+
+
+def _last_magnitude(run: Run, layer: str, step: int) -> float | None:
+    """The layer's largest |output| at its last recorded step before `step` (within RECENT
+    steps), or None when it was not recorded then."""
+    pts = [(s, v) for s, v in layer_series(run, LayerStat.ACT_MAX_ABS, until=step - 1).get(
+        layer, []) if math.isfinite(v) and s >= step - RECENT]
+    return pts[-1][1] if pts else None
+
+
+def _never_improved(run: Run, until: int) -> bool:
+    """The loss never fell below 0.9x its start before step `until` (at least 10 steps): the
+    run was failing (stalled or worse) from the first step, before any transition said so."""
+    vals = [v for s, v in losses(run) if s < until and math.isfinite(v)]
+    if len(vals) < 10:
+        return False
+    start = statistics.fmean(vals[:3])
+    return start > 0 and min(vals[3:]) >= 0.9 * start
+
+
 class Onset(Symptom):
-    """When trouble started: at the very start (steps 0-2: init, unscaled data), early, or late
-    in an otherwise calm run (outlier batch, unsafe op, slow drift)."""
+    """When trouble started: at the very start (steps 0-2: init, unscaled data; or a loss that
+    never improved before the first transition), early, or late in an otherwise calm run
+    (outlier batch, unsafe op, slow drift)."""
 
     name = "onset"
     states = ("none", "start", "early", "late")
@@ -61,7 +105,7 @@ class Onset(Symptom):
         step = trouble[0].step
         first = run.series.steps[0] if run.series.steps else 0
         rel = step - first
-        if rel <= 2:
+        if rel <= 2 or _never_improved(run, step):
             return self.hard("start")
         n = max(run_length(run) - first, 1)
         if rel < max(10, 0.15 * n):
