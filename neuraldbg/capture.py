@@ -23,6 +23,7 @@ from causal.runfile import RunWriter
 from neuraldbg.analyze import Analyzer, RawStep
 from neuraldbg.dag_tracker import DagTracker
 from neuraldbg.gather import Gather
+from neuraldbg.gradnorms import GradNorms
 from neuraldbg.recorder import FlightRecorder
 from neuraldbg.stats import (
     NormGrouper,
@@ -52,8 +53,6 @@ __all__ = ["STASH_MAX_ELEMS", "StashEntry", "StepBuffer", "StepCapture"]
 
 _LAYER_STATS = tuple(s.value for s in LayerStat)
 _CLOSED = StepBuffer()  # the buffer between steps: never written (every writer checks `open`)
-#: Runs a function once the current backward pass has finished (how DDP syncs gradients).
-_queue_callback = torch.autograd.Variable._execution_engine.queue_callback
 
 
 class StepCapture:
@@ -70,10 +69,7 @@ class StepCapture:
         self.param_ids = {id(p) for p in self.grouper.params}
         # a model in host memory: the step's values are read without a device copy
         self.cpu = all(p.is_cpu for p in self.grouper.params)
-        # gradients accumulated by the running backward pass, waiting for their norms
-        self.pend_k: list[int] = []
-        self.pend_g: list[torch.Tensor] = []
-        self.flush_queued = False
+        self.grads = GradNorms(self)
         self.detector = TransitionDetector(dbg.thresholds)
         self.recorder = FlightRecorder(self.names, _LAYER_STATS, dbg.recorder_steps)
         self.active = True
@@ -128,7 +124,7 @@ class StepCapture:
         handles.append(model.register_forward_hook(self.on_forward_end))
         for k, p in enumerate(self.grouper.params):
             if p.requires_grad:
-                handles.append(p.register_post_accumulate_grad_hook(self._grad_hook(k)))
+                handles.append(p.register_post_accumulate_grad_hook(self.grads.hook(k)))
         if self.schedule.weights(self.dbg.step):
             self._copy_weights()
         return handles
@@ -168,54 +164,14 @@ class StepCapture:
 
         return hook
 
-    def _grad_hook(self, k: int) -> Any:
-        """Runs right after backward accumulates parameter k's gradient: keeps the gradient for
-        the norms computed at the end of this backward pass (`_flush_grads`)."""
-        pend_k, pend_g = self.pend_k, self.pend_g
-
-        def hook(p: torch.Tensor) -> None:
-            g = p.grad
-            if g is None or not self.active:
-                return
-            pend_k.append(k)
-            pend_g.append(g if not g.is_sparse else g.coalesce()._values())
-            if not self.flush_queued:  # the first gradient of this backward pass
-                self.flush_queued = True
-                b = self.buf
-                if b.open and not b.backward_seen:
-                    self._backward_begins(b)
-                _queue_callback(self._flush_grads)
-
-        return hook
-
-    def _flush_grads(self) -> None:
-        """At the end of a backward pass (before anything can clip or release the gradients):
-        the L2 norm of every gradient accumulated during it, in one foreach call."""
-        self.flush_queued = False
-        if not self.pend_k:
-            return
-        ks, gs = self.pend_k[:], self.pend_g[:]
-        self.pend_k.clear()
-        self.pend_g.clear()
+    def backward_begins(self) -> None:
+        """A backward pass accumulates its first gradient into the model's parameters."""
         b = self.buf
-        if not b.open or not self.active:
-            return
-        try:
-            norms = torch._foreach_norm(gs, 2, dtype=torch.float32)
-            if not b.norm_k:
-                b.norm_k, b.norm_t = ks, list(norms)
-            else:  # another backward pass in the same step: the latest norm of each wins
-                merged = dict(zip(b.norm_k, b.norm_t, strict=True))
-                merged.update(zip(ks, norms, strict=True))
-                b.norm_k, b.norm_t = list(merged), list(merged.values())
-        except Exception as e:
-            self.dbg._internal_error("gradient norms", e)
-
-    def _backward_begins(self, b: StepBuffer) -> None:
-        b.backward_seen = True
-        scale = self._scale_tensor()  # the scale this backward pass used
-        if scale is not None:
-            b.scale = scale.detach().reshape(-1)[0].clone()
+        if b.open and not b.backward_seen:
+            b.backward_seen = True
+            scale = self._scale_tensor()  # the scale this backward pass used
+            if scale is not None:
+                b.scale = scale.detach().reshape(-1)[0].clone()
 
     def _stash_hook(self, slot: int) -> Any:
         def hook(module: nn.Module, args: Any, output: Any) -> None:
@@ -354,8 +310,8 @@ class StepCapture:
                     self.weights_ready = False
 
     def _close(self, step: int, b: StepBuffer) -> None:
-        if self.pend_k:  # a backward pass that did not reach its end (it raised)
-            self._flush_grads()
+        if self.grads.pending:  # a backward pass that did not reach its end (it raised)
+            self.grads.flush()
         g = Gather(cpu=self.cpu)
         loss_t = loss_tensor(b.losses) if b.losses else None
         if loss_t is not None:
@@ -429,3 +385,4 @@ class StepCapture:
             last = int(self.recorder.window(step).steps[-1])
             self.writer.add_window(self.recorder.window(last))
         self.active = False
+        self.grads.release()

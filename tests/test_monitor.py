@@ -351,6 +351,43 @@ def test_a_parameter_without_a_gradient_this_step_is_not_observed(run_path):
     assert [s for s, _ in window.series("body", "grad_norm")] == list(range(6))
 
 
+def test_gradient_norms_through_reentrant_checkpointing(run_path):
+    """A reentrant checkpoint accumulates its parameters' gradients in a nested backward
+    pass (and re-runs their forward during backward): every layer's norm is still exact."""
+    from torch.utils.checkpoint import checkpoint
+
+    class Checkpointed(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.pre = nn.Linear(8, 8)
+            self.inner = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+            self.head = nn.Linear(8, 1)
+
+        def forward(self, x):
+            return self.head(checkpoint(self.inner, self.pre(x), use_reentrant=True))
+
+    torch.manual_seed(0)
+    model = Checkpointed()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    expected: dict[int, dict[str, float]] = {}
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step, (x, y) in enumerate(batches(4)):
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            expected[step] = _layer_grad_norms(model)
+            dbg.record_loss(loss)
+            opt.step()
+    run = dbg.run
+    assert len(run.series) == 4
+    window = run.windows[-1]
+    for layer in ("pre", "inner.0", "head"):
+        got = dict(window.series(layer, "grad_norm"))
+        assert sorted(got) == [0, 1, 2, 3], layer
+        for step, v in got.items():
+            assert v == pytest.approx(expected[step][layer], rel=1e-5), (layer, step)
+
+
 def test_weight_sharing_and_module_called_twice(run_path):
     class Tied(nn.Module):
         def __init__(self):
