@@ -139,6 +139,43 @@ def test_one_host_sync_per_healthy_step(run_path, monkeypatch):
     assert len(calls) == 30
 
 
+def test_gather_packs_scalars_and_vectors_on_both_paths():
+    """The device path (one stack, one cat, one copy) and the host path (read one by one) give
+    the same values; dtypes are promoted; `finite` covers the scalars only."""
+    for cpu in (False, True):
+        g = Gather(cpu=cpu)
+        g.add_scalars("loss", (torch.tensor(2.5),))
+        g.add_scalars("in0", (torch.tensor(-1.0, dtype=torch.bfloat16), torch.tensor(3.0),
+                              torch.tensor(4.0), torch.tensor(5.0, dtype=torch.float64)))
+        g.add("act", torch.tensor([[1.0, float("nan")], [3.0, 4.0]]))
+        g.add_scalars("grads", list(torch.tensor([0.5, 0.25]).unbind()))
+        host = g.fetch()
+        assert host["loss"] == [2.5]
+        assert host["in0"] == [-1.0, 3.0, 4.0, 5.0]
+        assert host["grads"] == [0.5, 0.25]
+        assert host["act"][0] == 1.0 and math.isnan(host["act"][1]) and host["act"][2:] == [3, 4]
+        assert g.finite
+        g = Gather(cpu=cpu)
+        g.add_scalars("loss", (torch.tensor(float("inf")),))
+        assert g.fetch()["loss"] == [math.inf] and not g.finite
+
+
+def test_device_path_records_the_same_run(run_path):
+    """The one-copy path used for accelerators gives the same run file values as the CPU path."""
+    runs = []
+    for cpu in (True, False):
+        model = mlp()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        with NeuralDbg(model, path=run_path()) as dbg:
+            assert dbg._capture is not None
+            dbg._capture.cpu = cpu
+            train(model, opt, batches(40), dbg)
+        runs.append(dbg.run)
+    for column in runs[0].series.columns:
+        assert same_values(runs[0].series.get(column), runs[1].series.get(column)), column
+    assert runs[0].events == runs[1].events
+
+
 def test_record_loss_does_not_sync(run_path, monkeypatch):
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
