@@ -68,6 +68,7 @@ from causal.parameters import (
     FittedParameters,
     _digest,
     _logit,
+    symptom_signature,
 )
 from causal.registry import Registry
 
@@ -416,7 +417,8 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
         training_families=tuple(sorted({ob.family for ob in observations})),
         runs={label: sum(ob.cause == label for ob in observations)
               for label in [*causes, HEALTHY]},
-        seeds=tuple(sorted(set(seeds))), handset_digest=_digest(registry))
+        seeds=tuple(sorted(set(seeds))), handset_digest=_digest(registry),
+        symptom_signature=symptom_signature(registry))
     if calibration == "none" or not observations:
         return base
     families = base.training_families

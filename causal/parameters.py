@@ -83,6 +83,30 @@ def _sigmoid(x: float) -> float:
 
 
 
+def symptom_signature(registry: Registry) -> str:
+    """What a run's evidence depends on besides the run: every registered symptom's name,
+    states and the source of the module that defines it, plus `causal.views` (the helpers
+    symptoms read runs through). Fitted parameters record it; a change means a re-fit."""
+    import inspect
+    import sys
+
+    import causal.views
+
+    def source(obj: Any) -> str:
+        try:
+            return inspect.getsource(obj)
+        except (OSError, TypeError):
+            return getattr(obj, "__qualname__", getattr(obj, "__name__", repr(obj)))
+
+    parts = [hashlib.sha256(source(causal.views).encode()).hexdigest()]
+    for name in sorted(registry.symptoms()):
+        sym = registry.symptoms()[name]
+        module = sys.modules.get(type(sym).__module__)
+        text = source(module) if module is not None else source(type(sym))
+        parts.append(f"{name}:{','.join(sym.states)}:{hashlib.sha256(text.encode()).hexdigest()}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
 def _digest(registry: Registry, causes: Iterable[str] | None = None,
             symptoms: Iterable[str] | None = None) -> str:
     """A short hash of the registry's hand-set tables (priors, likelihoods, leaks, states), over
@@ -121,6 +145,7 @@ class FittedParameters:
     runs: Mapping[str, int] = dataclasses.field(default_factory=dict)
     seeds: tuple[int, ...] = ()
     handset_digest: str = ""
+    symptom_signature: str = ""
     schema: int = SCHEMA_VERSION
 
     # ---- persistence
@@ -131,6 +156,7 @@ class FittedParameters:
             "causes": list(self.causes),
             "symptoms": {s: list(st) for s, st in self.symptom_states.items()},
             "handset_digest": self.handset_digest,
+            "symptom_signature": self.symptom_signature,
             "training_families": list(self.training_families), "seeds": list(self.seeds),
             "runs": dict(self.runs),
             "likelihoods": {c: {s: dict(d) for s, d in t.items()}
@@ -166,6 +192,7 @@ class FittedParameters:
                 runs={str(k): int(v) for k, v in data.get("runs", {}).items()},
                 seeds=tuple(int(s) for s in data.get("seeds", ())),
                 handset_digest=str(data.get("handset_digest", "")),
+                symptom_signature=str(data.get("symptom_signature", "")),
                 schema=int(data["schema"]),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:

@@ -12,7 +12,6 @@ families with the benchmark's own measures (`neuraldbg.scoring.summarize`: top-1
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import os
 import sys
@@ -66,15 +65,10 @@ def suite_labels(directory: str | os.PathLike[str] | None,
 
 
 def _signature(registry: Registry) -> str:
-    """What the evidence of a run depends on, besides the run: the symptoms and their code."""
-    parts = []
-    for name, sym in registry.symptoms().items():
-        try:
-            source = inspect.getsource(type(sym))
-        except (OSError, TypeError):
-            source = type(sym).__qualname__
-        parts.append(f"{name}:{','.join(sym.states)}:{hashlib.sha256(source.encode()).hexdigest()}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    """What the evidence of a run depends on, besides the run (see `symptom_signature`)."""
+    from causal.parameters import symptom_signature
+
+    return symptom_signature(registry)
 
 
 def _cache_key(path: Path, seed: int, signature: str) -> str:

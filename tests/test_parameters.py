@@ -78,9 +78,15 @@ def test_a_custom_registry_quietly_keeps_its_hand_set_tables():
 
 
 def test_the_shipped_parameters_fit_the_builtin_registry():
+    from causal.parameters import symptom_signature
+
     reg = builtin_registry(Registry())
     fp = FittedParameters.load(SHIPPED_PATH)
     assert fp.problems(reg) == [] and not fp.is_stale(reg)
+    # fitted on evidence from today's symptom code: changing a symptom (or causal/views.py)
+    # means re-running `neuraldbg fit`, which rewrites the shipped file
+    assert fp.symptom_signature == symptom_signature(reg), (
+        "the symptoms changed since causal/params/fitted.json was fitted: run `neuraldbg fit`")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert effective(reg).source == f"fitted: {SHIPPED_PATH}"
