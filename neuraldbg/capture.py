@@ -245,17 +245,26 @@ class StepCapture:
         s = getattr(scaler, "_scale", None)
         return s if isinstance(s, torch.Tensor) else None
 
-    def on_optimizer_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        if not self.active:
-            return
+    def _bound(self, opt: torch.optim.Optimizer) -> bool:
+        """Whether `opt` updates this model's parameters (then it is the one that ends steps)."""
         bound = self.optimizers.get(id(opt))
         if bound is None:
             bound = any(id(p) in self.param_ids for g in opt.param_groups for p in g["params"])
             self.optimizers[id(opt)] = bound
-        if not bound:
-            return
-        if self.bound_optimizer is None or self.bound_optimizer() is not opt:
+        if bound and (self.bound_optimizer is None or self.bound_optimizer() is not opt):
             self.bound_optimizer = weakref.ref(opt)
+        return bound
+
+    def on_optimizer_pre_step(self, opt: torch.optim.Optimizer, args: Any,
+                              kwargs: Any) -> None:
+        """Know the optimizer before its first update: one that runs a closure (LBFGS) runs
+        several forward passes in one step, which must not each end a step."""
+        if self.active and self.bound_optimizer is None:
+            self._bound(opt)
+
+    def on_optimizer_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        if not self.active or not self._bound(opt):
+            return
         if self.buf.open:
             self.buf.optimizer_stepped = True
             self.close_step(self.dbg.step, advance=True)

@@ -21,7 +21,10 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.optim.optimizer import register_optimizer_step_post_hook
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
 from torch.utils.hooks import RemovableHandle
 
 from causal.errors import ConfigError, MonitorStateError, RecordError, RunFileError
@@ -141,6 +144,8 @@ class NeuralDbg:
         try:
             self._capture = StepCapture(self, units, self._writer)
             self._handles = self._capture.attach(self.model)
+            self._handles.append(
+                register_optimizer_step_pre_hook(self._capture.on_optimizer_pre_step))
             self._handles.append(register_optimizer_step_post_hook(self._capture.on_optimizer_step))
         except BaseException:
             self._remove_hooks()

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 from torch import nn
-from torch.optim.optimizer import _global_optimizer_post_hooks
+from torch.optim.optimizer import _global_optimizer_post_hooks, _global_optimizer_pre_hooks
 
 from causal.run import EventKind, same_values
 from neuraldbg import (
@@ -211,12 +211,13 @@ def test_hooks_removed_on_normal_exit_and_model_unchanged(run_path):
     model = mlp()
     before = _hook_state(model)
     state = {k: v.clone() for k, v in model.state_dict().items()}
-    global_hooks = len(_global_optimizer_post_hooks)
+    global_hooks = len(_global_optimizer_post_hooks), len(_global_optimizer_pre_hooks)
     with NeuralDbg(model, path=run_path()):
         assert _hook_state(model) != before
-        assert len(_global_optimizer_post_hooks) == global_hooks + 1
+        assert len(_global_optimizer_post_hooks) == global_hooks[0] + 1
+        assert len(_global_optimizer_pre_hooks) == global_hooks[1] + 1
     assert _hook_state(model) == before
-    assert len(_global_optimizer_post_hooks) == global_hooks
+    assert (len(_global_optimizer_post_hooks), len(_global_optimizer_pre_hooks)) == global_hooks
     assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())
     assert model.training
 
@@ -423,6 +424,59 @@ def test_gradient_norms_through_reentrant_checkpointing(run_path):
         assert sorted(got) == [0, 1, 2, 3], layer
         for step, v in got.items():
             assert v == pytest.approx(expected[step][layer], rel=1e-5), (layer, step)
+
+
+def test_update_ratios_measure_each_scheduled_update(run_path):
+    """|dw| / |w| per layer on the scheduled steps, exact: the weights are copied after the
+    update before each measured one."""
+    from neuraldbg import Schedule, every
+
+    def flat(m: nn.Module) -> torch.Tensor:
+        return torch.cat([p.detach().reshape(-1) for p in m.parameters()]).double()
+
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    layers = ("0", "2", "4", "6", "8")
+    expected: dict[int, dict[str, float]] = {}
+    schedule = Schedule(activations=every(100), weights=every(3))
+    with NeuralDbg(model, path=run_path(), preset=schedule) as dbg:
+        for step, (x, y) in enumerate(batches(10)):
+            before = {n: flat(model.get_submodule(n)) for n in layers}
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+            after = {n: flat(model.get_submodule(n)) for n in layers}
+            expected[step] = {n: float((after[n] - before[n]).norm() / after[n].norm())
+                              for n in layers}
+    window = dbg.run.windows[-1]
+    for n in layers:
+        got = dict(window.series(n, "update_ratio"))
+        assert sorted(got) == [0, 3, 6, 9], n
+        for step, v in got.items():
+            assert v == pytest.approx(expected[step][n], rel=1e-4), (n, step)
+
+
+@pytest.mark.parametrize("pass_before_step", [False, True])
+def test_an_optimizer_with_a_closure_records_one_step_per_update(run_path, pass_before_step):
+    model = mlp()
+    opt = torch.optim.LBFGS(model.parameters(), lr=0.1, max_iter=3)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for x, y in batches(4):
+            def closure(x=x, y=y):
+                opt.zero_grad()
+                loss = nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                dbg.record_loss(loss)
+                return loss
+
+            if pass_before_step:  # a forward and backward pass before the update, too
+                closure()
+                opt.step(closure=closure)
+            else:
+                opt.step(closure)
+    assert dbg.run.series.steps == (0, 1, 2, 3)
 
 
 def test_weight_sharing_and_module_called_twice(run_path):
