@@ -19,6 +19,7 @@ from torch import nn
 from causal.run import LayerGraph, LayerNode
 from neuraldbg.dag_assembly import DagTraceError, _assemble, _one_line, _sorted_graph
 from neuraldbg.dag_recorder import ForwardGraphRecorder
+from neuraldbg.preserve import preserved
 from neuraldbg.units import Unit, find_units
 
 __all__ = [
@@ -104,22 +105,6 @@ def _replace_ran(n: LayerNode) -> LayerNode:
     return LayerNode.from_dict(d)
 
 
-def _snapshot_buffers(model: nn.Module) -> list[tuple[nn.Module, str, torch.Tensor, torch.Tensor]]:
-    snap = []
-    for module in model.modules():
-        for key, buf in module._buffers.items():
-            if buf is not None:
-                snap.append((module, key, buf, buf.detach().clone()))
-    return snap
-
-
-def _restore_buffers(snap: list[tuple[nn.Module, str, torch.Tensor, torch.Tensor]]) -> None:
-    with torch.no_grad():
-        for module, key, buf, saved in snap:
-            buf.copy_(saved)
-            module._buffers[key] = buf
-
-
 def build_dag(model: nn.Module, *args: Any, **kwargs: Any) -> LayerGraph:
     """The layer DAG of `model`: torch.fx when it traces, else one real forward on the inputs.
 
@@ -135,28 +120,18 @@ def build_dag(model: nn.Module, *args: Any, **kwargs: Any) -> LayerGraph:
 
     recorder = ForwardGraphRecorder(units)
     handles = []
-    cpu_rng = torch.get_rng_state()
-    cuda_rng = (
-        torch.cuda.get_rng_state_all()
-        if torch.cuda.is_available() and torch.cuda.is_initialized()
-        else None
-    )
-    buffers = _snapshot_buffers(model)
     try:
-        for u in units:
-            hook = _hook(recorder, u.name)
-            handles.append(u.module.register_forward_hook(hook, with_kwargs=True))
-        with torch.enable_grad():
-            model(*args, **kwargs)
-        dag = recorder.graph()
+        with preserved(model):
+            for u in units:
+                hook = _hook(recorder, u.name)
+                handles.append(u.module.register_forward_hook(hook, with_kwargs=True))
+            with torch.enable_grad():
+                model(*args, **kwargs)
+            dag = recorder.graph()
     finally:
         for h in handles:
             h.remove()
         recorder.clear()
-        _restore_buffers(buffers)
-        torch.set_rng_state(cpu_rng)
-        if cuda_rng is not None:
-            torch.cuda.set_rng_state_all(cuda_rng)
     return LayerGraph(dag.method, dag.nodes, dag.edges, (reason, *dag.notes))
 
 

@@ -18,6 +18,8 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from neuraldbg.preserve import preserved
+
 
 class Rerun(NamedTuple):
     """The module's output re-computed in float32: all finite?, and its largest |value|."""
@@ -62,23 +64,15 @@ def rerun_in_float32(module: nn.Module, args: Any) -> Rerun | None:
     if params and not all(bool(torch.isfinite(p.detach()).all()) for p in params):
         return None  # the optimizer already stepped with the non-finite gradient (no scaler)
     device = next((a.device for a in _tensors(args)), torch.device("cpu"))
-    saved = {name: b.detach().clone() for name, b in module.named_buffers()}
-    cuda = [device.index or 0] if device.type == "cuda" else []
     try:
-        with torch.random.fork_rng(devices=cuda), torch.no_grad(), \
-                torch.autocast(device.type, enabled=False):
+        with preserved(module), torch.no_grad(), torch.autocast(device.type, enabled=False):
             out = module(*_float32(args))
-        outs = [t for t in _tensors(out) if t.is_floating_point()]
-        if not outs:
-            return None
-        finite = all(bool(torch.isfinite(t).all()) for t in outs)
-        max_abs = max(float(t.detach().abs().nan_to_num(nan=math.inf).max()) if t.numel() else 0.0
-                      for t in outs)
-        return Rerun(finite, max_abs)
     except Exception:  # a module that cannot run detached from its call site: no answer
         return None
-    finally:
-        with torch.no_grad():
-            for name, b in module.named_buffers():
-                if name in saved:
-                    b.copy_(saved[name])
+    outs = [t for t in _tensors(out) if t.is_floating_point()]
+    if not outs:
+        return None
+    finite = all(bool(torch.isfinite(t).all()) for t in outs)
+    max_abs = max(float(t.detach().abs().nan_to_num(nan=math.inf).max()) if t.numel() else 0.0
+                  for t in outs)
+    return Rerun(finite, max_abs)
