@@ -12,13 +12,13 @@ healthy run; the module's buffers and the RNG are restored so the run itself is 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 
 from neuraldbg.preserve import preserved
+from neuraldbg.stats import iter_tensors
 
 
 class Rerun(NamedTuple):
@@ -26,17 +26,6 @@ class Rerun(NamedTuple):
 
     finite: bool
     max_abs: float
-
-
-def _tensors(out: Any) -> Iterator[torch.Tensor]:
-    if isinstance(out, torch.Tensor):
-        yield out
-    elif isinstance(out, (tuple, list)):
-        for o in out:
-            yield from _tensors(o)
-    elif isinstance(out, dict):
-        for o in out.values():
-            yield from _tensors(o)
 
 
 def _float32(a: Any) -> Any:
@@ -63,13 +52,13 @@ def rerun_in_float32(module: nn.Module, args: Any) -> Rerun | None:
         return None  # a model cast to half: its own weights are half, nothing to compare with
     if params and not all(bool(torch.isfinite(p.detach()).all()) for p in params):
         return None  # the optimizer already stepped with the non-finite gradient (no scaler)
-    device = next((a.device for a in _tensors(args)), torch.device("cpu"))
+    device = next((a.device for a in iter_tensors(args)), torch.device("cpu"))
     try:
         with preserved(module), torch.no_grad(), torch.autocast(device.type, enabled=False):
             out = module(*_float32(args))
     except Exception:  # a module that cannot run detached from its call site: no answer
         return None
-    outs = [t for t in _tensors(out) if t.is_floating_point()]
+    outs = [t for t in iter_tensors(out) if t.is_floating_point()]
     if not outs:
         return None
     finite = all(bool(torch.isfinite(t).all()) for t in outs)
