@@ -53,18 +53,22 @@ def collect_evidence(run: Run, registry: Registry) -> dict[str, dict[str, float]
 
 
 def posteriors(run: Run, registry: Registry | None = None,
-               parameters: Parameters = "shipped") -> dict[str, float]:
+               parameters: Parameters = "shipped",
+               evidence: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, float]:
     """P(cause present | the run's symptoms) for every registered cause, calibrated.
 
     `parameters`: "shipped" (the fitted tables and calibration that ship with the package; the
     hand-set tables, with a warning, when they do not fit the registry), None (the hand-set
-    tables, uncalibrated), a fitted-parameters file or a `FittedParameters`."""
+    tables, uncalibrated), a fitted-parameters file or a `FittedParameters`. `evidence`: the
+    run's `collect_evidence`, when the caller already has it."""
     from causal.network import get_network
     from causal.parameters import effective
 
     reg = builtin_registry() if registry is None else registry
     eff = effective(reg, parameters)
-    return eff.calibrate(get_network(eff.registry).posteriors(collect_evidence(run, reg)))
+    if evidence is None:
+        evidence = collect_evidence(run, reg)
+    return eff.calibrate(get_network(eff.registry).posteriors(evidence))
 
 
 def diagnose(run: Run, registry: Registry | None = None,

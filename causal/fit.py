@@ -55,7 +55,7 @@ import itertools
 import math
 import random
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from causal.calibrate import CALIBRATION_PRIOR_SD, fit_calibration, log_loss, top_cause
@@ -269,6 +269,18 @@ def fit_tables(observations: Sequence[Observation], registry: Registry,
     return likelihoods, leaks
 
 
+def cross_fitted(observations: Sequence[Observation], registry: Registry, ess: float
+                 ) -> Iterator[tuple[list[Observation], Registry]]:
+    """Per training family (sorted): its runs, and `registry` with tables fitted on every
+    other family. Scoring a family with them is the situation on a family never seen."""
+    states = {s: tuple(sym.states) for s, sym in registry.symptoms().items()}
+    for fam in sorted({ob.family for ob in observations}):
+        rest = [ob for ob in observations if ob.family != fam]
+        liks, lks = fit_tables(rest, registry, ess)
+        fold = FittedParameters(liks, lks, states, tuple(registry.causes()), float(ess))
+        yield [ob for ob in observations if ob.family == fam], fold.apply(registry)
+
+
 #: The equivalent sample sizes `select_ess` chooses among.
 ESS_CANDIDATES = (1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
 
@@ -291,21 +303,15 @@ def select_ess(observations: Sequence[Observation], registry: Registry,
     every candidate's loss. Ties go to the larger value (closer to the hand-set tables)."""
     from causal.network import get_network
 
-    families = sorted({ob.family for ob in observations})
-    if len(families) < 2:
+    if len({ob.family for ob in observations}) < 2:
         raise FitError("choosing ess by cross-validation needs two training families or more; "
                        "pass a number with --ess")
-    states = {s: tuple(sym.states) for s, sym in registry.symptoms().items()}
     scores: dict[float, float] = {}
     for ess in candidates:
         total = 0.0
-        for fam in families:
-            rest = [ob for ob in observations if ob.family != fam]
-            liks, lks = fit_tables(rest, registry, ess)
-            fold = FittedParameters(liks, lks, states, tuple(registry.causes()), float(ess))
-            net = get_network(fold.apply(registry))
-            total += sum(_true_label_nll(net.posteriors(ob.evidence), ob.cause)
-                         for ob in observations if ob.family == fam)
+        for mine, fold in cross_fitted(observations, registry, ess):
+            net = get_network(fold)
+            total += sum(_true_label_nll(net.posteriors(ob.evidence), ob.cause) for ob in mine)
         scores[float(ess)] = total / len(observations)
     best = min(scores, key=lambda e: (round(scores[e], 9), -e))
     return best, scores
@@ -356,12 +362,8 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
     tops: list[float] = []
     right: list[bool] = []
     if len(families) >= 2:
-        for fam in families:
-            rest = [ob for ob in observations if ob.family != fam]
-            mine = [ob for ob in observations if ob.family == fam]
-            liks, lks = fit_tables(rest, registry, ess)
-            fold = FittedParameters(liks, lks, base.symptom_states, base.causes, float(ess))
-            t, r = _labelled(mine, fold.apply(registry))
+        for mine, fold in cross_fitted(observations, registry, ess):
+            t, r = _labelled(mine, fold)
             tops += t
             right += r
     else:

@@ -331,46 +331,41 @@ def effective(registry: Registry, parameters: FittedParameters | str | os.PathLi
     a warning, when it is missing or does not fit `registry`), None (the hand-set tables), a
     path to a fitted-parameters file, or a `FittedParameters` (these two must fit: `FitError`
     otherwise). Causes the parameters were not fitted for (a user's) keep their hand-set tables.
-    Cached per registry version."""
+    Files are read and applied once per registry version."""
     if parameters is None:
         return Effective(registry, _identity, "hand-set: requested")
-    shipped = isinstance(parameters, str) and parameters == "shipped"
     if isinstance(parameters, FittedParameters):
-        key = (registry.version, f"obj:{id(parameters)}")
-    else:
-        path = SHIPPED_PATH if shipped else Path(parameters)
-        key = (registry.version, str(path))
+        return _applied(registry, parameters, "given", strict=True)
+    shipped = parameters == "shipped"
+    path = SHIPPED_PATH if shipped else Path(parameters)
     cache = _EFFECTIVE.setdefault(registry, {})
-    if key in cache:
-        return cache[key]
-    if isinstance(parameters, FittedParameters):
-        fitted: FittedParameters | str = parameters
-        where = "given"
-    else:
+    key = (registry.version, str(path))
+    if key not in cache:
         fitted = _load_shipped(path) if shipped else FittedParameters.load(path)
-        where = str(path)
-    why = fitted if isinstance(fitted, str) else ""
-    warn = bool(why)  # the shipped file is missing or unreadable: the package is broken
-    if isinstance(fitted, FittedParameters):
-        problems = fitted.problems(registry, strict=False)
-        stale = not problems and fitted.is_stale(registry)
-        if stale:
-            problems.append("the built-in causes' hand-set tables changed since the fit (re-run "
-                            "`neuraldbg fit`)")
-        if problems and not shipped:
-            raise FitError(f"fitted parameters {where} do not fit this registry: "
-                           + "; ".join(problems) + "; re-run `neuraldbg fit`")
-        # a registry without the built-ins the fit describes (a custom one) quietly keeps its
-        # hand-set tables; edited built-in tables are worth a warning
-        why, warn = "; ".join(problems), warn or stale
-    if why:
-        if warn:
-            warnings.warn(f"neuraldbg: using the hand-set tables: {why}", stacklevel=3)
-        out = Effective(registry, _identity, f"hand-set: {why}")
-    else:
-        assert isinstance(fitted, FittedParameters)
-        out = Effective(fitted.apply(registry, strict=False), fitted.calibrate,
-                        f"fitted: {where}")
-    if not isinstance(parameters, FittedParameters):  # an object may change identity
-        cache[key] = out
-    return out
+        cache[key] = _applied(registry, fitted, str(path), strict=not shipped)
+    return cache[key]
+
+
+def _applied(registry: Registry, fitted: FittedParameters | str, where: str, strict: bool
+             ) -> Effective:
+    """`fitted` applied to `registry`; else the hand-set tables and why (or, `strict`, a
+    FitError). A string `fitted` says why the shipped file could not be read."""
+    if isinstance(fitted, str):  # the shipped file is missing or unreadable: the package is broken
+        return _handset(registry, fitted, warn=True)
+    problems = fitted.problems(registry, strict=False)
+    stale = not problems and fitted.is_stale(registry)
+    if stale:
+        problems.append("the built-in causes' hand-set tables changed since the fit (re-run "
+                        "`neuraldbg fit`)")
+    if problems and strict:
+        raise FitError(f"fitted parameters {where} do not fit this registry: "
+                       + "; ".join(problems) + "; re-run `neuraldbg fit`")
+    if problems:  # a custom registry without the built-ins quietly keeps its own tables
+        return _handset(registry, "; ".join(problems), warn=stale)
+    return Effective(fitted.apply(registry, strict=False), fitted.calibrate, f"fitted: {where}")
+
+
+def _handset(registry: Registry, why: str, warn: bool) -> Effective:
+    if warn:
+        warnings.warn(f"neuraldbg: using the hand-set tables: {why}", stacklevel=5)
+    return Effective(registry, _identity, f"hand-set: {why}")

@@ -105,8 +105,8 @@ def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
             t0 = time.perf_counter()
             hyps = diagnose(run, registry, parameters=parameters)
             row["seconds"] = time.perf_counter() - t0
-            post = posteriors(run, registry, parameters)
             evidence = collect_evidence(run, registry)
+            post = posteriors(run, registry, parameters, evidence)
         except Exception as exc:  # a crash is an error row; the benchmark goes on
             row["error"] = f"{type(exc).__name__}: {exc}"
         row["warnings"] = sorted({str(w.message) for w in caught})

@@ -70,8 +70,8 @@ def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
             # was born in an enclosing module's own code, between its submodules' calls
             # (a functional matmul, softmax or log in a forward()); blame that module
             j = _enclosing(stash, k)
+            inner = e.name if j is not None else None
             while j is not None:
-                inner = inner or e.name
                 k, e = j, stash[j]
                 # the root's inputs are the batch, checked before the forward pass
                 inputs_finite = True if e.name == "" else _inputs_finite(host, k)
