@@ -31,6 +31,14 @@ def layer_series(run: Run, stat: str,
     return {layer: sorted(v.items()) for layer, v in seen.items() if v}
 
 
+def half_dtypes(run: Run) -> set[str]:
+    """The half-precision dtypes the run computed in ("float16", "bfloat16"): its autocast
+    dtypes and its parameters' dtype. Empty for a float32 run."""
+    used = {str(c.value) for c in run.settings if c.key == "amp_dtype"}
+    used.add(str(run.meta.get("param_dtype") or ""))
+    return used & {"float16", "bfloat16"}
+
+
 def skipped_steps(run: Run) -> set[int]:
     """Steps whose non-finite gradients a GradScaler skipped, in a run that recovered (a finite
     loss afterwards): the scaler doing its job, not a failure."""

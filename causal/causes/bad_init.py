@@ -11,6 +11,7 @@ Reference: He et al., "Delving Deep into Rectifiers" (ICCV 2015), section 2.2; G
 from __future__ import annotations
 
 import math
+import statistics
 from types import MappingProxyType
 
 from causal.cause import CauseNode
@@ -58,9 +59,7 @@ class BadInit(CauseNode):
             prev = v
         if not steps:
             return Localization(layers[0], first, ())
-        logs = sorted(x for _, x in steps)
-        median = logs[len(logs) // 2] if len(logs) % 2 else (
-            logs[len(logs) // 2 - 1] + logs[len(logs) // 2]) / 2
+        median = statistics.median(x for _, x in steps)
         origin = None
         if abs(median) >= math.log10(1.35):
             best, run_start, run_len = 0, None, 0

@@ -10,7 +10,14 @@ from types import MappingProxyType
 
 from causal.run import LayerStat, Run
 from causal.symptom import Symptom
-from causal.views import failure_step, finite, first_origin, layer_series, robust_z
+from causal.views import (
+    failure_step,
+    finite,
+    first_origin,
+    half_dtypes,
+    layer_series,
+    robust_z,
+)
 
 
 class InputOutlier(Symptom):
@@ -78,13 +85,11 @@ class HalfPrecision(Symptom):
     leak = MappingProxyType({"fp32": 0.8, "ok": 0.17, "near_limit": 0.02, "overflow": 0.01})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        amp = {c.value for c in run.settings if c.key == "amp_dtype"}
-        dtype = str(run.meta.get("param_dtype") or "")
-        half = bool(amp & {"float16", "bfloat16"}) or dtype in ("float16", "bfloat16")
-        if not half:
+        halves = half_dtypes(run)
+        if not halves:
             return self.hard("fp32")
         origin = first_origin(run)
-        fp16 = "float16" in amp or dtype == "float16"
+        fp16 = "float16" in halves
         stop = failure_step(run)
         heads = finite(v for pts in layer_series(run, LayerStat.ACT_HEADROOM, until=stop).values()
                        for _, v in pts)

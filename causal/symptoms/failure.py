@@ -12,6 +12,7 @@ from causal.run import Direction, LayerStat, Run
 from causal.symptom import Symptom
 from causal.views import (
     first_origin,
+    half_dtypes,
     layer_series,
     losses,
     nonfinite_step,
@@ -48,7 +49,7 @@ class NonfiniteBirth(Symptom):
             has_params = node is not None and node.param_count > 0
         if has_params:
             before = _last_magnitude(run, ev.layer_name, ev.step)
-            if before is not None and before < ORDINARY and not _half(run):
+            if before is not None and before < ORDINARY and not half_dtypes(run):
                 # a layer whose outputs were of ordinary size just before cannot have grown
                 # to the float32 maximum: an op inside it (its own log, division, exp) did it
                 return {"forward_op": 0.7, "forward_layer": 0.3}
@@ -62,12 +63,6 @@ class NonfiniteBirth(Symptom):
 ORDINARY = 100.0
 #: How far back the last recorded activation of the origin layer may be, in steps.
 RECENT = 10
-
-
-def _half(run: Run) -> bool:
-    amp = {str(c.value) for c in run.settings if c.key == "amp_dtype"}
-    return bool(amp & {"float16", "bfloat16"}) or str(run.meta.get("param_dtype") or "") in (
-        "float16", "bfloat16")
 
 
 def _last_magnitude(run: Run, layer: str, step: int) -> float | None:
