@@ -24,7 +24,10 @@ from neuraldbg.analyze import Analyzer, RawStep
 from neuraldbg.dag_tracker import DagTracker
 from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
+from neuraldbg.nonfinite import forward_origin
+from neuraldbg.preserve import preserved
 from neuraldbg.recorder import FlightRecorder
+from neuraldbg.replay import forward_call, run_again
 from neuraldbg.stats import (
     NormGrouper,
     activation_stats,
@@ -69,6 +72,11 @@ class StepCapture:
         self.param_ids = {id(p) for p in self.grouper.params}
         # a model in host memory: the step's values are read without a device copy
         self.cpu = all(p.is_cpu for p in self.grouper.params)
+        # keep every module output on every step, or only run the forward again when needed
+        self.keep_outputs = (not self.cpu) if self.schedule.stash is None else self.schedule.stash
+        self.leaf_hooks: list[tuple[nn.Module, Callable[..., None]]] = []
+        self.leaf_handles: list[RemovableHandle] | None = None  # None: not registered now
+        self.replaying = False
         self.grads = GradNorms(self)
         self.detector = TransitionDetector(dbg.thresholds)
         self.recorder = FlightRecorder(self.names, _LAYER_STATS, dbg.recorder_steps)
@@ -102,9 +110,9 @@ class StepCapture:
         return stash_entries(self.slots, b.stash)
 
     # ------------------------------------------------------------------ attach
-    def attach(self, model: nn.Module) -> list[RemovableHandle]:
+    def attach(self, model: nn.Module) -> list[Any]:
         """Register every hook (the caller removes them all in `finally`)."""
-        handles: list[RemovableHandle] = []
+        handles: list[Any] = []  # each with .remove()
         self.dag = DagTracker(model, self.units, self.writer.set_dag)
         handles.append(model.register_forward_pre_hook(self.on_forward_start, with_kwargs=True))
         unit_of = {id(u.module): i for i, u in enumerate(self.units)}
@@ -115,19 +123,30 @@ class StepCapture:
             seen.add(id(module))
             if id(module) in unit_of:
                 self.slots.append(Slot(name, unit_of[id(module)], module))
-                handles.append(module.register_forward_hook(self._unit_hook(len(self.slots) - 1)))
+                self.leaf_hooks.append((module, self._unit_hook(len(self.slots) - 1)))
             elif module is not model:
                 self.slots.append(Slot(name, -1, module))
-                handles.append(module.register_forward_hook(self._stash_hook(len(self.slots) - 1)))
+                self.leaf_hooks.append((module, self._stash_hook(len(self.slots) - 1)))
         self.slots.append(Slot("", -1, model))
         self.root_slot = len(self.slots) - 1
         handles.append(model.register_forward_hook(self.on_forward_end))
         for k, p in enumerate(self.grouper.params):
             if p.requires_grad:
                 handles.append(p.register_post_accumulate_grad_hook(self.grads.hook(k)))
+        self.set_leaf_hooks(True)
+        handles.append(_LeafHooksHandle(self))
         if self.schedule.weights(self.dbg.step):
             self._copy_weights()
         return handles
+
+    def set_leaf_hooks(self, on: bool) -> None:
+        """Register or remove the hooks inside the model (a quiet step runs without them)."""
+        if on and self.leaf_handles is None:
+            self.leaf_handles = [m.register_forward_hook(h) for m, h in self.leaf_hooks]
+        elif not on and self.leaf_handles is not None:
+            for h in self.leaf_handles:
+                h.remove()
+            self.leaf_handles = None
 
     # ------------------------------------------------------------------ hooks
     def _unit_hook(self, slot: int) -> Any:
@@ -187,6 +206,8 @@ class StepCapture:
         return self.bound_optimizer is None or self.dbg.scaler is not None
 
     def on_forward_start(self, module: nn.Module, args: Any, kwargs: Any) -> None:
+        if self.replaying:
+            return
         if not self.active or not torch.is_grad_enabled():
             self.in_forward = False  # evaluation passes under no_grad are not recorded
             self.fast_stash = None
@@ -204,6 +225,7 @@ class StepCapture:
                 x = first_float((args, kwargs))
             if x is None:
                 x = next(iter_tensors((args, kwargs)), None)
+            device = "cpu"
             if x is not None:
                 n = x.numel()
                 if n:
@@ -216,6 +238,10 @@ class StepCapture:
             dag.begin_forward()
             self.fwd_slow = slow = b.full or dag.recording
             self.fast_stash = b.stash.append if b.stash_on and not slow else None
+            if (slow or b.stash_on) != (self.leaf_handles is not None):
+                self.set_leaf_hooks(slow or b.stash_on)
+            if not b.stash_on:  # no outputs kept: what it takes to run this pass again
+                b.calls.append(forward_call(args, kwargs, device))
             self.in_forward = True
         except Exception as e:
             self.dbg._internal_error("forward pre-hook", e)
@@ -232,7 +258,7 @@ class StepCapture:
                 if t is not None and t.is_floating_point():
                     b.stash.append(raw_entry(self.root_slot, t, ()))
             dag = self.dag
-            if dag is not None and (dag.recording or dag.dirty):
+            if dag is not None and not self.replaying and (dag.recording or dag.dirty):
                 grad = any(x.requires_grad for x in iter_tensors(output))
                 dag.end_forward(requires_grad=grad)
         except Exception as e:
@@ -275,20 +301,63 @@ class StepCapture:
             return
         if not self.buf.open:
             self._begin_step()
+        b = self.buf
         if isinstance(loss, torch.Tensor):
             loss = loss.detach()
-            self.buf.losses.append(loss if loss.dim() == 0 else loss.reshape(()))
+            b.losses.append(loss if loss.dim() == 0 else loss.reshape(()))
+            if self.cpu and loss.is_cpu and not math.isfinite(float(loss)):
+                self.hunt_now(b)  # free to know in host memory, before the optimizer's update
         else:
-            self.buf.losses.append(float(loss))
-            self.buf.float_losses.append(float(loss))
+            b.losses.append(float(loss))
+            b.float_losses.append(float(loss))
+            if not math.isfinite(float(loss)):
+                self.hunt_now(b)
         if target is not None and target.numel():
             self.buf.targets.append((moments(target), target.numel(), target))
 
     def _begin_step(self) -> StepBuffer:
         step = self.dbg.step
         full = bool(self.schedule.activations(step)) or step <= self.escalate_until
-        self.buf = b = StepBuffer(open=True, full=full, stash_on=self.schedule.stash or full)
+        self.buf = b = StepBuffer(open=True, full=full, stash_on=self.keep_outputs or full)
         return b
+
+    def hunt_now(self, b: StepBuffer) -> None:
+        """Step `b` turned non-finite and the weights are still those of its forward passes
+        (the caller knows): look for a forward-born value now, on the first step of an
+        episode, so that the float32 re-run of its module sees the weights it was born with.
+        Without kept outputs, the passes are run again to keep them (`replay.py`)."""
+        if b.hunted or self.nonfinite_episode or not self.active:
+            return
+        b.hunted = True
+        if not b.stash and b.calls:
+            self._replay(b)
+        if b.stash:
+            b.forward_origin = forward_origin(self, self.dbg.step, b)
+
+    def _replay(self, b: StepBuffer) -> None:
+        """Keep step `b`'s module outputs by running its forward passes again; none when a
+        pass cannot run again."""
+        b.replayed = True
+        if not all(c.unchanged() for c in b.calls):
+            return
+        model = self.dbg.model
+        was = (self.buf, self.in_forward, self.fast_stash, self.fwd_slow, b.stash_on,
+               self.leaf_handles is not None)
+        self.replaying = True
+        self.buf, b.stash_on = b, True
+        self.set_leaf_hooks(True)
+        try:
+            with preserved(model):
+                for call in b.calls:
+                    self.in_forward, self.fwd_slow, self.fast_stash = True, False, b.stash.append
+                    run_again(model, call)
+        except Exception:  # a forward that cannot run away from its loop: no outputs
+            b.stash.clear()
+        finally:
+            self.replaying = False
+            self.buf, self.in_forward, self.fast_stash, self.fwd_slow, _, on = was
+            b.stash_on = bool(b.stash)
+            self.set_leaf_hooks(on)
 
     def _copy_weights(self) -> None:
         if self.weight_buffers is None:
@@ -320,7 +389,7 @@ class StepCapture:
 
     def _close(self, step: int, b: StepBuffer) -> None:
         if self.grads.pending:  # a backward pass that did not reach its end (it raised)
-            self.grads.flush()
+            self.grads.flush(b)
         g = Gather(cpu=self.cpu)
         loss_t = loss_tensor(b.losses) if b.losses else None
         if loss_t is not None:
@@ -352,6 +421,10 @@ class StepCapture:
                 g.add("unorm", unorm.norms)
                 weights_index = (wnorm.index, unorm.index)
         host = g.fetch()  # the one host-device synchronisation of the step
+        nonfinite = not (g.finite and all(map(math.isfinite, b.float_losses)))
+        if nonfinite and not b.hunted and self.bound_optimizer is not None \
+                and not b.optimizer_stepped:
+            self.hunt_now(b)  # the update was not applied (a GradScaler skipped it)
         self.analyzer.submit(RawStep(
             step=step, host=host, finite=g.finite, grads_index=grads_index,
             weights_index=weights_index, act_units=act_units,
@@ -395,3 +468,13 @@ class StepCapture:
             self.writer.add_window(self.recorder.window(last))
         self.active = False
         self.grads.release()
+
+
+class _LeafHooksHandle:
+    """Removes the hooks inside the model, whichever are registered, with the monitor's own."""
+
+    def __init__(self, cap: StepCapture) -> None:
+        self.cap = cap
+
+    def remove(self) -> None:
+        self.cap.set_leaf_hooks(False)

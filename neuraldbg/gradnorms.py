@@ -14,6 +14,7 @@ Gradients are referenced until their pass ends (not copied).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ import torch
 
 if TYPE_CHECKING:
     from neuraldbg.capture import StepCapture
+    from neuraldbg.stepbuf import StepBuffer
 
 #: Runs a function once the current backward pass (graph task) has finished.
 _queue_callback = torch.autograd.Variable._execution_engine.queue_callback
@@ -61,9 +63,13 @@ class GradNorms:
 
         return hook
 
-    def flush(self) -> None:
-        """The norms of the gradients kept so far, into the open step (also run when a step
-        closes, for a backward pass that raised before its end)."""
+    def flush(self, b: StepBuffer | None = None) -> None:
+        """The norms of the gradients kept so far, into the open step (or `b`, a step being
+        closed after a backward pass that raised before its end).
+
+        In host memory the norms are read at once: a non-finite one, while the weights are
+        still those of the step's forward passes, starts the non-finite hunt
+        (`StepCapture.hunt_now`)."""
         self.task = None
         if not self.pend_k:
             return
@@ -71,7 +77,8 @@ class GradNorms:
         self.pend_k.clear()
         self.pend_g.clear()
         cap = self.cap
-        b = cap.buf
+        if b is None:
+            b = cap.buf
         if not b.open or not cap.active:
             return
         try:
@@ -82,6 +89,8 @@ class GradNorms:
                 merged = dict(zip(b.norm_k, b.norm_t, strict=True))
                 merged.update(zip(ks, norms, strict=True))
                 b.norm_k, b.norm_t = list(merged), list(merged.values())
+            if cap.cpu and not math.isfinite(sum(map(float, norms))):
+                cap.hunt_now(b)
         except Exception as e:
             cap.dbg._internal_error("gradient norms", e)
 

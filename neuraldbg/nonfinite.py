@@ -34,7 +34,7 @@ def _event(step: int, layer: str, direction: Direction, count: float, has_nan: b
                  value=float(count), metadata={"direction": str(direction), **meta})
 
 
-def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
+def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
     """First kept module output with a non-finite value, in hook (completion) order."""
     if not b.stash:
         return None
@@ -86,6 +86,7 @@ def _forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
                       module_type=e.module_type, inputs_finite=inputs_finite,
                       has_params=bool(unit.params) if unit is not None else None,
                       exact=True, count_exact=exact, first_seen_in=inner,
+                      replayed=b.replayed or None,
                       fp32_finite=None if rerun is None else rerun.finite,
                       fp32_max_abs=None if rerun is None else rerun.max_abs)
     return None
@@ -140,9 +141,9 @@ def origin_event(cap: StepCapture, step: int, b: StepBuffer, loss: float | None,
         if vals is not None and vals[3] > 0:
             return _event(step, INPUT, Direction.INPUT, vals[3], vals[4] > 0, tensor=label,
                           **extra)
-    ev = _forward_origin(cap, step, b)
+    ev = b.forward_origin if b.hunted else forward_origin(cap, step, b)
     if ev is not None:
-        return Event(ev.step, ev.layer_name, ev.kind, ev.from_state, ev.to_state, ev.value,
+        return Event(step, ev.layer_name, ev.kind, ev.from_state, ev.to_state, ev.value,
                      {**ev.metadata, **extra})
     if act:  # activations seen non-finite on a full step while outputs were not kept
         for i in sorted(act, key=lambda i: cap.layer_order.get(cap.names[i], 1 << 30)):

@@ -38,20 +38,24 @@ class Schedule:
 
     activations: full per-layer activation statistics on these steps.
     weights: weight norms and update-to-weight ratios on these steps (one weight copy each).
-    stash: keep a reference to every module output of each step so the first non-finite value
-        can be localized exactly on the step it appears (costs references, not compute).
+    stash: keep a reference to every module output of every step, so the first non-finite value
+        is localized exactly on the step it appears (costs a hook call per module per step).
+        False: no hooks run inside the model on a quiet step; a step that turns non-finite
+        before the optimizer applies it is run again with its outputs kept (`replay.py`), which
+        on a model in host memory is always in time. None (the default): False for a model in
+        host memory, True on an accelerator (knowing in time there would cost a second sync).
     escalate_steps: after an abnormal signal, full statistics on every step for this many steps.
     """
 
     activations: Callable[[int], bool]
     weights: Callable[[int], bool]
-    stash: bool = True
+    stash: bool | None = None
     escalate_steps: int = 20
 
 
 PRESETS: dict[str, Schedule] = {
     "light": Schedule(every(200, first=1), every(200, first=1), stash=False, escalate_steps=5),
-    "standard": Schedule(every(50, first=3), every(50, first=1), stash=True, escalate_steps=20),
+    "standard": Schedule(every(50, first=3), every(50, first=1), stash=None, escalate_steps=20),
     "full": Schedule(every(1), every(1), stash=True, escalate_steps=0),
 }
 

@@ -12,7 +12,8 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from causal.run import LayerStat
+from causal.run import Event, LayerStat
+from neuraldbg.replay import ForwardCall
 from neuraldbg.stats import ACT_COLUMNS, Moments
 
 _ACT_COL = {c: k for k, c in enumerate(ACT_COLUMNS)}
@@ -94,6 +95,11 @@ class StepBuffer:
     scale: torch.Tensor | None = None  # 0-d
     act: dict[int, list[torch.Tensor]] = field(default_factory=dict)
     stash: list[RawEntry] = field(default_factory=list)
+    # the step's forward passes, kept to run them again when no outputs were kept (replay.py)
+    calls: list[ForwardCall] = field(default_factory=list)
+    replayed: bool = False  # the stash comes from running the forward passes again
+    hunted: bool = False  # the forward-born origin was looked for while the weights were intact
+    forward_origin: Event | None = None  # what that found
     amp: str = "none"
 
 

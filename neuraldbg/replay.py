@@ -1,0 +1,47 @@
+"""Find where a quiet step turned non-finite by running its forward passes again.
+
+On a quiet step no hook runs inside the model (that is most of the monitor's cost on small
+models), so no module output is kept. When such a step turns non-finite before the optimizer
+has applied it, the model still has the weights its forward passes used: each of them is run
+again from the random state it began with, under the same autocast, with every module output
+kept, and the non-finite hunt reads those. Buffers and the RNG are put back afterwards, so the
+run itself is unchanged. A forward whose inputs were changed in place since is not repeated.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import torch
+
+from neuraldbg.stats import iter_tensors
+
+
+class ForwardCall(NamedTuple):
+    """One forward pass of a step, with what it takes to run it again."""
+
+    args: Any
+    kwargs: Any
+    rng: torch.Tensor  # the CPU generator's state when the pass began
+    device: str  # device type of its first tensor input
+    amp: torch.dtype | None  # the autocast dtype in force, None when autocast was off
+    versions: tuple[int, ...]  # version counters of its tensor inputs
+
+    def unchanged(self) -> bool:
+        """No input was modified in place since the pass (then it would not repeat)."""
+        return tuple(t._version for t in iter_tensors((self.args, self.kwargs))) == self.versions
+
+
+def forward_call(args: Any, kwargs: Any, device: str) -> ForwardCall:
+    amp = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
+    versions = tuple(t._version for t in iter_tensors((args, kwargs)))
+    return ForwardCall(args, kwargs, torch.get_rng_state(), device, amp, versions)
+
+
+def run_again(model: torch.nn.Module, call: ForwardCall) -> Any:
+    """`model(*args, **kwargs)` as the original pass ran it (the caller keeps the outputs and
+    puts buffers and RNG back)."""
+    torch.set_rng_state(call.rng)
+    with torch.enable_grad(), torch.autocast(call.device, dtype=call.amp,
+                                             enabled=call.amp is not None):
+        return model(*call.args, **call.kwargs)

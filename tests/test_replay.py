@@ -1,0 +1,200 @@
+"""Quiet steps run without hooks inside the model; a step that turns non-finite is run again
+(`neuraldbg/replay.py`) to find the first non-finite module output, leaving the run unchanged."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from causal.run import LOSS, Direction
+from neuraldbg import NeuralDbg
+from neuraldbg.replay import forward_call
+from neuraldbg.schedule import Schedule, every
+
+
+class HookProbe(nn.Module):
+    """Identity that notes, at each call, how many forward hooks its parent's modules have."""
+
+    def __init__(self, watched: list[nn.Module]) -> None:
+        super().__init__()
+        self.watched = watched
+        self.seen: list[int] = []
+
+    def forward(self, x):
+        self.seen.append(sum(len(m._forward_hooks) for m in self.watched))
+        return x
+
+
+class Blowup(nn.Module):
+    """x * 1e30 squared (inf) once switched on from the training loop: a forward-born inf in a
+    module without parameters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on = False
+
+    def forward(self, x):
+        return (x * 1e30) ** 2 if self.on else x
+
+
+def _model() -> nn.Sequential:
+    return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Dropout(0.3), Blowup(),
+                         nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 1))
+
+
+def _train(model, steps, dbg=None, on_at=None, item=False):
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for step in range(steps):
+        model[3].on = on_at is not None and step >= on_at
+        x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        if dbg is not None:
+            dbg.record_loss(loss.item() if item else loss)
+        opt.step()
+
+
+def test_quiet_steps_run_without_hooks_inside_the_model(run_path):
+    torch.manual_seed(0)
+    body = [nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1)]
+    probe = HookProbe(body)
+    model = nn.Sequential(body[0], body[1], probe, body[2])
+    sched = Schedule(activations=every(10, first=2), weights=every(10), escalate_steps=0)
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path(), preset=sched) as dbg:
+        for _ in range(12):
+            opt.zero_grad()
+            loss = model(torch.randn(4, 8, generator=g)).pow(2).mean()
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    hooked = [n > 0 for n in probe.seen]
+    # full statistics on steps 0, 1 and 10 (and while the layer DAG is still being learnt)
+    assert hooked[0] and hooked[1] and hooked[10]
+    assert not any(hooked[3:10]) and not hooked[11]
+    assert all(not m._forward_hooks for m in model.modules())  # all removed on exit
+    # a schedule that keeps every output keeps its hooks on every step
+    probe.seen.clear()
+    keep = Schedule(activations=every(10, first=2), weights=every(10), stash=True)
+    with NeuralDbg(model, path=run_path(), preset=keep) as dbg:
+        for _ in range(5):
+            opt.zero_grad()
+            model(torch.randn(4, 8, generator=g)).pow(2).mean().backward()
+            opt.step()
+    assert all(n > 0 for n in probe.seen)
+
+
+@pytest.mark.parametrize("item", [False, True])
+def test_a_quiet_step_turning_non_finite_is_replayed_exactly(run_path, item):
+    """Dropout before the blow-up: the replay needs the pass's own random state."""
+    torch.manual_seed(3)
+    model = _model()
+    with NeuralDbg(model, path=run_path()) as dbg:
+        _train(model, 14, dbg, on_at=9, item=item)
+    ev = dbg.run.first_nonfinite
+    assert ev is not None
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (9, "3", Direction.FORWARD)
+    assert ev.metadata["replayed"] is True and ev.metadata["exact"] is True
+    assert ev.metadata["inputs_finite"] is True and ev.to_state == "inf"
+
+
+def test_the_replay_leaves_the_run_bit_identical(run_path):
+    """Same weights (NaN where NaN), buffers and random state as an unmonitored run."""
+    def build():
+        torch.manual_seed(3)
+        return _model()
+
+    m1 = build()
+    torch.manual_seed(11)
+    _train(m1, 14, on_at=9)
+    rng1 = torch.get_rng_state()
+    m2 = build()
+    torch.manual_seed(11)
+    with NeuralDbg(m2, path=run_path()) as dbg:
+        _train(m2, 14, dbg, on_at=9)
+    assert torch.equal(torch.get_rng_state(), rng1)
+    for (n, a), b in zip(m1.state_dict().items(), m2.state_dict().values(), strict=True):
+        assert torch.equal(a.isnan(), b.isnan()), n
+        assert torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)), n
+    assert dbg.run.first_nonfinite.metadata.get("replayed") is True
+
+
+def test_a_backward_born_value_on_a_quiet_step_stays_backward(run_path):
+    class SqrtAbs(nn.Module):
+        def forward(self, x):
+            return torch.sqrt(x.abs())  # finite forward at 0, NaN gradient
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 4), SqrtAbs(), nn.Linear(4, 1))
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step in range(8):
+            if step == 6:
+                with torch.no_grad():  # unit 0 outputs exact zeros from here on
+                    model[0].weight[0].zero_()
+                    model[0].bias[0] = 0.0
+            opt.zero_grad()
+            loss = model(torch.randn(16, 8, generator=g)).pow(2).mean()
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (6, "0", Direction.BACKWARD)
+
+
+def test_a_loss_born_value_on_a_quiet_step_is_the_loss(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step in range(8):
+            opt.zero_grad()
+            out = model(torch.randn(16, 8, generator=g))
+            loss = out.pow(2).mean() + (torch.log(out.detach().min() * 0) if step == 5 else 0)
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (5, LOSS, Direction.LOSS)
+
+
+def test_a_forward_whose_input_changed_in_place_is_not_run_again():
+    x = torch.randn(3, 2)
+    call = forward_call((x,), {"mask": torch.ones(3)}, "cpu")
+    assert call.unchanged()
+    x.mul_(2)
+    assert not call.unchanged()
+
+
+def test_float32_rerun_sees_the_weights_of_the_failing_forward(run_path):
+    """Under float16 autocast without a GradScaler the optimizer applies the non-finite
+    gradient in the same step; the hunt runs before that, so the float32 re-run of a layer
+    with weights still has an answer."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.Linear(8, 1))
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step in range(8):
+            if step == 5:  # outputs of about 8 * 0.5 * 3e4: past float16's 65504
+                with torch.no_grad():
+                    model[2].weight.fill_(3e4)
+            opt.zero_grad()
+            with torch.autocast("cpu", dtype=torch.float16):
+                out = model(torch.randn(16, 8, generator=g))
+            loss = nn.functional.mse_loss(out.float(), torch.zeros(16, 1))
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    assert not torch.isfinite(model[2].weight).all()  # the update was applied
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (5, "2", Direction.FORWARD)
+    assert ev.metadata["replayed"] is True
+    assert ev.metadata["fp32_finite"] is True  # an overflow of the half format
+    assert ev.metadata["fp32_max_abs"] > 65504
