@@ -25,7 +25,7 @@ from neuraldbg.dag_tracker import DagTracker
 from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
 from neuraldbg.nonfinite import forward_origin
-from neuraldbg.preserve import preserved
+from neuraldbg.preserve import preserved, runs_collectives
 from neuraldbg.recorder import FlightRecorder
 from neuraldbg.replay import forward_call, run_again
 from neuraldbg.stats import (
@@ -73,7 +73,10 @@ class StepCapture:
         # a model in host memory: the step's values are read without a device copy
         self.cpu = all(p.is_cpu for p in self.grouper.params)
         # keep every module output on every step, or only run the forward again when needed
-        self.keep_outputs = (not self.cpu) if self.schedule.stash is None else self.schedule.stash
+        # (a forward that may run collectives is never run again: see `preserve.runs_collectives`)
+        self.can_replay = not runs_collectives(dbg.model)
+        stash = self.schedule.stash
+        self.keep_outputs = (not (self.cpu and self.can_replay)) if stash is None else stash
         self.leaf_hooks: list[tuple[nn.Module, Callable[..., None]]] = []
         self.leaf_handles: list[RemovableHandle] | None = None  # None: not registered now
         self.replaying = False
@@ -329,7 +332,7 @@ class StepCapture:
         if b.hunted or self.nonfinite_episode or not self.active:
             return
         b.hunted = True
-        if not b.stash and b.calls:
+        if not b.stash and b.calls and self.can_replay:
             self._replay(b)
         if b.stash:
             b.forward_origin = forward_origin(self, self.dbg.step, b)

@@ -1,6 +1,7 @@
 """Run a model outside the training loop and leave no trace: `preserved(model)` puts back every
 buffer (BatchNorm running statistics, counters) and the CPU/CUDA random generators afterwards.
-Used by the DAG fallback's real forward pass and by the float32 re-run on a failing step."""
+Used by the DAG fallback's real forward pass, the replay of a quiet step and the float32 re-run
+on a failing step. `runs_collectives` says when an extra forward must not run at all."""
 
 from __future__ import annotations
 
@@ -9,6 +10,20 @@ from contextlib import contextmanager
 
 import torch
 from torch import nn
+
+_COLLECTIVE_MODULES = ("SyncBatchNorm", "FullyShardedDataParallel", "FSDPModule",
+                       "DistributedDataParallel")
+
+
+def runs_collectives(model: nn.Module) -> bool:
+    """Whether a forward of `model` may take part in collective communication: one rank running
+    an extra forward alone would wait forever for the others (SyncBatchNorm, FSDP, DDP's
+    buffer broadcast), so in a multi-process group such forwards are not run again."""
+    dist = torch.distributed
+    if not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
+        return False
+    return any(c.__name__ in _COLLECTIVE_MODULES
+               for m in model.modules() for c in type(m).__mro__)
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from neuraldbg.preserve import preserved
+from neuraldbg.preserve import preserved, runs_collectives
 from neuraldbg.stats import iter_tensors
 
 
@@ -41,11 +41,11 @@ def _float32(a: Any) -> Any:
 def rerun_in_float32(module: nn.Module, args: Any) -> Rerun | None:
     """`module(*args)` in float32 (floating inputs upcast, autocast off, no grad), with the
     module's buffers (BatchNorm statistics) and the RNG state put back afterwards. None when it
-    cannot be re-run: no inputs were kept, the module needs keyword arguments, its weights are
-    not float32 themselves, or they are no longer the forward's (the step closes after the
-    optimizer's step, which without a GradScaler has already applied the non-finite gradient).
+    cannot be re-run: no inputs were kept, the module needs keyword arguments or takes part in
+    collectives (`runs_collectives`), its weights are not float32 themselves, or they are no
+    longer the forward's (non-finite: the optimizer already applied the failing gradient).
     """
-    if not args:
+    if not args or runs_collectives(module):
         return None
     params = list(module.parameters())
     if any(p.dtype != torch.float32 for p in params if p.is_floating_point()):

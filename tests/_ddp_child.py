@@ -1,0 +1,72 @@
+"""Child process for the DistributedDataParallel test: two CPU ranks (gloo), each under its own
+NeuralDbg, with a forward-born inf on rank 0 only at step FAIL_STEP.
+
+Usage: python tests/_ddp_child.py OUT_DIR PORT
+
+Each rank writes OUT_DIR/rank{r}.ndbg and OUT_DIR/rank{r}.json (what the test checks). Any
+warning is an error, so a monitor that stopped recording fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch import nn
+
+STEPS = 12
+FAIL_STEP = 7
+
+
+class Blowup(nn.Module):
+    """(x * 1e30)^2 once switched on: inf born in a module without parameters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x * 1e30) ** 2 if self.on else x
+
+
+def worker(rank: int, world: int, out: str, port: str) -> None:
+    from neuraldbg import NeuralDbg
+
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", port
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), Blowup(), nn.Linear(16, 16),
+                          nn.BatchNorm1d(16), nn.Tanh(), nn.Linear(16, 1))
+    ddp = nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    g = torch.Generator().manual_seed(rank)
+    warnings.simplefilter("error")
+    with NeuralDbg(ddp, path=f"{out}/rank{rank}.ndbg") as dbg:
+        for step in range(STEPS):
+            model[2].on = rank == 0 and step >= FAIL_STEP
+            x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(ddp(x), y)
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    run = dbg.run
+    origin = run.first_nonfinite
+    hooks = sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in ddp.modules())
+    with open(f"{out}/rank{rank}.json", "w") as f:
+        json.dump({"steps": len(run.series), "error": run.meta.get("internal_error"),
+                   "status": run.meta.get("status"), "hooks_left": hooks,
+                   "grad_norms": len(run.series.get("grad_norm")),
+                   "origin": None if origin is None else [origin.step, origin.layer_name,
+                                                          dict(origin.metadata)]}, f)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(2, sys.argv[1], sys.argv[2]), nprocs=2)

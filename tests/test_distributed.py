@@ -1,0 +1,41 @@
+"""DistributedDataParallel: two CPU ranks (gloo) each record their own run; a forward-born inf
+on one rank is found there exactly, and no rank runs an extra forward alone (it could wait
+forever on a collective)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+CHILD = Path(__file__).resolve().parent / "_ddp_child.py"
+
+
+def _free_port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch without distributed")
+def test_ddp_ranks_each_record_and_the_failing_rank_finds_the_origin(tmp_path):
+    proc = subprocess.run([sys.executable, str(CHILD), str(tmp_path), _free_port()],
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    for r in ranks:
+        assert r["status"] == "finished" and r["error"] is None
+        assert r["steps"] == 12 and r["grad_norms"] == 12
+        assert r["hooks_left"] == 0
+    step, layer, meta = ranks[0]["origin"]
+    assert (step, layer, meta["direction"]) == (7, "module.2", "forward")
+    assert meta["exact"] is True and "replayed" not in meta  # outputs kept, not run again
+    # rank 1 records its own gradients (taken before the all-reduce): it sees the failure
+    # only when the averaged non-finite update reaches its weights, one step later
+    assert ranks[1]["origin"][0] == 8
