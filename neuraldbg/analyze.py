@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -82,6 +82,15 @@ class RawStep:
     settings: dict[str, str]
 
 
+class Deferred(NamedTuple):
+    """A quiet step of a model in host memory, queued before its values were packed (that
+    happens when the queue is analysed, away from the training step)."""
+
+    step: int
+    buf: StepBuffer
+    settings: dict[str, str]
+
+
 class Triage:
     """Cheap every-step checks that decide whether a step is analysed at once.
 
@@ -115,20 +124,28 @@ class Triage:
             width = len(ACT_COLUMNS)
             nonfinite = nonfinite or any(
                 host["act"][k * width + _NF] > 0 for k in range(len(raw.act_units)))
-        alarm = nonfinite
+        input_max_abs = None
         if "in0" in host:
-            lo, hi = host["in0"][0], host["in0"][1]
-            if self.input_outlier(max(abs(lo), abs(hi))):
-                alarm = True
-        urgent = alarm
+            input_max_abs = max(abs(host["in0"][0]), abs(host["in0"][1]))
         loss = host["loss"][0] if "loss" in host else (
             raw.float_losses[-1] if raw.float_losses else None)
+        grad_max = max(host["grads"]) if "grads" in host else None
+        return self.verdict(nonfinite, input_max_abs, loss, grad_max)
+
+    def verdict(self, nonfinite: bool, input_max_abs: float | None, loss: float | None,
+                grad_max: float | None) -> tuple[bool, bool]:
+        """(urgent, alarm) from a step's values (and the triage's running levels, which it
+        moves: call once per step, in step order)."""
+        alarm = nonfinite
+        if input_max_abs is not None and self.input_outlier(input_max_abs):
+            alarm = True
+        urgent = alarm
         if loss is not None and math.isfinite(loss):
             level = self.loss_level
             if level is not None and loss > 3.0 * abs(level) + 1e-12:
                 urgent = True
             self.loss_level = loss if level is None else level + 0.1 * (loss - level)
-        if "grads" in host and max(host["grads"]) > self.cfg.exploding:
+        if grad_max is not None and grad_max > self.cfg.exploding:
             urgent = True
         return urgent, alarm
 
@@ -139,26 +156,34 @@ class Analyzer:
     def __init__(self, cap: StepCapture) -> None:
         self.cap = cap
         self.triage = Triage(cap.detector.thresholds)
-        self.pending: list[RawStep] = []
+        self.pending: list[RawStep | Deferred] = []
         self.windows_written = 0
         self.analysed = 0
         self.settings: dict[str, str] = {}
 
-    def submit(self, raw: RawStep, live: StepBuffer) -> None:
-        """Queue a quiet step; analyse a flagged one at once (with its live buffer)."""
-        urgent, alarm = self.triage.check(raw)
+    def submit(self, raw: RawStep, live: StepBuffer,
+               verdict: tuple[bool, bool] | None = None) -> None:
+        """Queue a quiet step; analyse a flagged one at once (with its live buffer).
+        `verdict`: the triage's (urgent, alarm) when the caller already asked it."""
+        urgent, alarm = verdict if verdict is not None else self.triage.check(raw)
         if urgent or raw.act_units or self.cap.detector.abnormal():
             self.drain()
             self._analyse(self.to_host(raw, live), live, alarm)
         else:
-            self.pending.append(raw)
-            if len(self.pending) >= BATCH:
-                self.drain()
+            self.queue(raw)
+
+    def queue(self, step: RawStep | Deferred) -> None:
+        """Queue a step the triage found quiet; analyse the queue once it is full."""
+        self.pending.append(step)
+        if len(self.pending) >= BATCH:
+            self.drain()
 
     def drain(self) -> None:
         """Analyse every queued step, in order."""
         pending, self.pending = self.pending, []
-        for raw in pending:
+        for p in pending:
+            raw = self.cap.collect(p.step, p.buf, p.settings)[0] if isinstance(p, Deferred) \
+                else p
             self._analyse(self.to_host(raw, None), None, False)
 
     def to_host(self, raw: RawStep, live: StepBuffer | None) -> HostStep:

@@ -89,8 +89,11 @@ class GradNorms:
                 merged = dict(zip(b.norm_k, b.norm_t, strict=True))
                 merged.update(zip(ks, norms, strict=True))
                 b.norm_k, b.norm_t = list(merged), list(merged.values())
-            if cap.cpu and not math.isfinite(sum(map(float, norms))):
-                cap.hunt_now(b)
+            if cap.cpu:  # reading them costs nothing here: the step's triage uses the values
+                vals = list(map(float, b.norm_t))
+                b.norm_max = max(vals) if math.isfinite(sum(vals)) else math.nan
+                if math.isnan(b.norm_max):
+                    cap.hunt_now(b)
         except Exception as e:
             cap.dbg._internal_error("gradient norms", e)
 

@@ -16,6 +16,8 @@ import torch
 
 from neuraldbg.stats import iter_tensors
 
+_cpu_generator = torch.default_generator  # what torch.get_rng_state() reads
+
 
 class ForwardCall(NamedTuple):
     """One forward pass of a step, with what it takes to run it again."""
@@ -29,19 +31,25 @@ class ForwardCall(NamedTuple):
 
     def unchanged(self) -> bool:
         """No input was modified in place since the pass (then it would not repeat)."""
-        return tuple(t._version for t in iter_tensors((self.args, self.kwargs))) == self.versions
+        return _versions(self.args, self.kwargs) == self.versions
 
 
 def forward_call(args: Any, kwargs: Any, device: str) -> ForwardCall:
     amp = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
-    versions = tuple(t._version for t in iter_tensors((args, kwargs)))
-    return ForwardCall(args, kwargs, torch.get_rng_state(), device, amp, versions)
+    return ForwardCall(args, kwargs, _cpu_generator.get_state(), device, amp,
+                       _versions(args, kwargs))
+
+
+def _versions(args: Any, kwargs: Any) -> tuple[int, ...]:
+    if not kwargs and all(type(a) is torch.Tensor for a in args):  # the common call: model(x)
+        return tuple([a._version for a in args])
+    return tuple(t._version for t in iter_tensors((args, kwargs)))
 
 
 def run_again(model: torch.nn.Module, call: ForwardCall) -> Any:
     """`model(*args, **kwargs)` as the original pass ran it (the caller keeps the outputs and
     puts buffers and RNG back)."""
-    torch.set_rng_state(call.rng)
+    _cpu_generator.set_state(call.rng)
     with torch.enable_grad(), torch.autocast(call.device, dtype=call.amp,
                                              enabled=call.amp is not None):
         return model(*call.args, **call.kwargs)

@@ -86,12 +86,14 @@ class StepBuffer:
     optimizer_stepped: bool = False
     losses: list[Any] = field(default_factory=list)  # tensors (detached, 0-d) and floats
     float_losses: list[float] = field(default_factory=list)  # the floats among them
-    inputs: list[tuple[Moments, int, torch.Tensor]] = field(default_factory=list)
-    targets: list[tuple[Moments, int, torch.Tensor]] = field(default_factory=list)
+    # (moments, element count, the batch: dropped once a quiet step is queued)
+    inputs: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
+    targets: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
     # gradient norms of the parameters accumulated during the step (each at most once): the
     # parameter indices and the 0-d norms, in the order the backward passes produced them
     norm_k: list[int] = field(default_factory=list)
     norm_t: list[torch.Tensor] = field(default_factory=list)
+    norm_max: float | None = None  # their largest value (NaN if any is), read in host memory
     scale: torch.Tensor | None = None  # 0-d
     act: dict[int, list[torch.Tensor]] = field(default_factory=dict)
     stash: list[RawEntry] = field(default_factory=list)

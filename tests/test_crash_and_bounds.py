@@ -204,3 +204,27 @@ def test_healthy_deep_tanh_run_has_few_events(tmp_path: Path) -> None:
     assert run.meta["status"] == "finished" and len(run.series) == n_steps
     assert run.first_nonfinite is None
     assert len(run.events) <= 5, "\n".join(str(e) for e in run.events)
+
+
+def test_queued_quiet_steps_do_not_keep_the_batches_alive(tmp_path: Path) -> None:
+    """Quiet steps wait in the analysis queue; their input batches must not wait with them."""
+    import weakref
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    refs = []
+    with NeuralDbg(model, path=tmp_path / "q.ndbg") as dbg:
+        for _ in range(20):
+            x = torch.randn(16, 8)
+            refs.append(weakref.ref(x))
+            opt.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+        del x, loss
+        gc.collect()
+        assert dbg._capture is not None and dbg._capture.analyzer.pending  # steps are queued
+        alive = [k for k, r in enumerate(refs) if r() is not None]
+        assert alive == [], alive
