@@ -182,8 +182,7 @@ class Analyzer:
         """Analyse every queued step, in order."""
         pending, self.pending = self.pending, []
         for p in pending:
-            raw = self.cap.collect(p.step, p.buf, p.settings)[0] if isinstance(p, Deferred) \
-                else p
+            raw = self.cap.pack(p) if isinstance(p, Deferred) else p
             self._analyse(self.to_host(raw, None), None, False)
 
     def to_host(self, raw: RawStep, live: StepBuffer | None) -> HostStep:

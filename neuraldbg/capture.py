@@ -25,6 +25,7 @@ from neuraldbg.dag_tracker import DagTracker
 from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
 from neuraldbg.nonfinite import forward_origin
+from neuraldbg.packing import collect, queue_quiet
 from neuraldbg.preserve import preserved, runs_collectives
 from neuraldbg.recorder import FlightRecorder
 from neuraldbg.replay import forward_call, run_again
@@ -41,7 +42,6 @@ from neuraldbg.stepbuf import (
     Slot,
     StashEntry,
     StepBuffer,
-    loss_tensor,
     raw_entry,
     reduce_act,
     stash_entries,
@@ -395,87 +395,17 @@ class StepCapture:
             self.grads.flush(b)
         settings = self._settings(b)
         weights = self.weights_ready and self.schedule.weights(step)
-        if self.cpu and not weights and self._queue_quiet(step, b, settings):
+        if self.cpu and not weights and queue_quiet(self, step, b, settings):
             return
-        raw, finite = self.collect(step, b, settings, weights)
+        raw, finite = collect(self, step, b, settings, weights)
         if not finite and not b.hunted and self.bound_optimizer is not None \
                 and not b.optimizer_stepped:
             self.hunt_now(b)  # the update was not applied (a GradScaler skipped it)
         self.analyzer.submit(raw, b)
 
-    def _queue_quiet(self, step: int, b: StepBuffer, settings: dict[str, str]) -> bool:
-        """In host memory, triage step `b` from its values directly; a quiet one is queued as
-        it is and packed when the queue is analysed (the median step then pays for neither).
-        False when the step needs the general path (non-finite, full statistics, ...)."""
-        if b.full or b.act or b.stash or b.scale is not None or b.norm_max is None:
-            return False
-        loss_t = loss_tensor(b.losses) if b.losses else None
-        loss_v = float(loss_t) if loss_t is not None else 0.0
-        loss = loss_v if loss_t is not None else (b.float_losses[-1] if b.float_losses else None)
-        # every value Gather.finite would check, and the float losses
-        total = b.norm_max + loss_v + sum(b.float_losses)
-        for m, _, _ in b.inputs:
-            total += sum(map(float, m))
-        for m, _, _ in b.targets:
-            total += sum(map(float, m))
-        if not math.isfinite(total):
-            return False
-        input_max_abs = None
-        if b.inputs:
-            lo, hi = b.inputs[0][0][:2]
-            input_max_abs = max(abs(float(lo)), abs(float(hi)))
-        verdict = self.analyzer.triage.verdict(False, input_max_abs, loss, b.norm_max)
-        if verdict[0] or self.detector.abnormal():
-            self.analyzer.submit(self.collect(step, b, settings, False)[0], b, verdict)
-        else:  # nothing of the batches themselves is needed any more
-            b.calls = []
-            b.inputs = [(m, n, None) for m, n, _ in b.inputs]
-            b.targets = [(m, n, None) for m, n, _ in b.targets]
-            self.analyzer.queue(Deferred(step, b, settings))
-        return True
-
-    def collect(self, step: int, b: StepBuffer, settings: dict[str, str], weights: bool = False
-                ) -> tuple[RawStep, bool]:
-        """Pack step `b`'s values in one host-device transfer; with `weights`, the weight and
-        update norms too (only right after the step's update). Also: were all finite?"""
-        g = Gather(cpu=self.cpu)
-        loss_t = loss_tensor(b.losses) if b.losses else None
-        if loss_t is not None:
-            g.add_scalars("loss", (loss_t,))
-        for k, (m, _, _) in enumerate(b.inputs):
-            g.add_scalars(f"in{k}", m)
-        for k, (m, _, _) in enumerate(b.targets):
-            g.add_scalars(f"tg{k}", m)
-        grads_index: list[int] | None = b.norm_k
-        if b.norm_k:
-            g.add_scalars("grads", b.norm_t)
-        else:  # gradients set without a backward pass through this model
-            grads = self.grouper.grad_norms()
-            grads_index = grads.index if grads is not None else None
-            if grads is not None:
-                g.add_scalars("grads", grads.norms.unbind())
-        if b.scale is not None:
-            g.add_scalars("scale", (b.scale,))
-        act_units = sorted(b.act) if b.act else []
-        if act_units:
-            g.add("act", torch.stack([reduce_act(b.act[i]).to(b.act[act_units[0]][0].device)
-                                      for i in act_units]))
-        weights_index = None
-        if weights and self.weight_buffers is not None:
-            wnorm = self.grouper.weight_norms()
-            unorm = self.grouper.update_norms(self.weight_buffers)
-            if wnorm is not None and unorm is not None:
-                g.add("wnorm", wnorm.norms)
-                g.add("unorm", unorm.norms)
-                weights_index = (wnorm.index, unorm.index)
-        host = g.fetch()  # the one host-device synchronisation of the step
-        raw = RawStep(
-            step=step, host=host, finite=g.finite, grads_index=grads_index,
-            weights_index=weights_index, act_units=act_units,
-            input_sizes=[n for _, n, _ in b.inputs], target_sizes=[n for _, n, _ in b.targets],
-            float_losses=b.float_losses, optimizer_stepped=b.optimizer_stepped, full=b.full,
-            scaler=self.dbg.scaler is not None, settings=settings)
-        return raw, g.finite and all(map(math.isfinite, b.float_losses))
+    def pack(self, d: Deferred) -> RawStep:
+        """A queued quiet step's values, packed (when the queue is analysed)."""
+        return collect(self, d.step, d.buf, d.settings)[0]
 
     def _settings(self, b: StepBuffer) -> dict[str, str]:
         """Rarely changing settings in force at this step (written only when they change)."""
