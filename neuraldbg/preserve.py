@@ -26,12 +26,20 @@ def runs_collectives(model: nn.Module) -> bool:
                for m in model.modules() for c in type(m).__mro__)
 
 
+_MISSING = object()
+
+
 @contextmanager
 def preserved(model: nn.Module) -> Iterator[None]:
-    """Snapshot `model`'s buffers and the RNG states; restore both on exit (also on error)."""
+    """Snapshot `model`'s buffers, its modules' own attributes and the RNG states; restore all
+    on exit (also on error). Attributes are put back as objects: a counter or flag that a
+    forward rebinds (`self.calls += 1`) returns to its value; a list it appends to in place
+    does not."""
+    modules = list(model.modules())
     snap = [(module, key, buf, buf.detach().clone())
-            for module in model.modules()
+            for module in modules
             for key, buf in module._buffers.items() if buf is not None]
+    attrs = [(module, dict(vars(module))) for module in modules]
     cpu_rng = torch.get_rng_state()
     cuda_rng = (torch.cuda.get_rng_state_all()
                 if torch.cuda.is_available() and torch.cuda.is_initialized() else None)
@@ -42,6 +50,13 @@ def preserved(model: nn.Module) -> Iterator[None]:
             for module, key, buf, saved in snap:
                 buf.copy_(saved)
                 module._buffers[key] = buf  # a forward that replaced the buffer object
+        for module, saved_attrs in attrs:
+            now = vars(module)
+            for key in [k for k in now if k not in saved_attrs]:
+                del now[key]  # set by the extra forward (a lazily built cache)
+            for key, value in saved_attrs.items():
+                if now.get(key, _MISSING) is not value:
+                    now[key] = value
         torch.set_rng_state(cpu_rng)
         if cuda_rng is not None:
             torch.cuda.set_rng_state_all(cuda_rng)

@@ -198,3 +198,34 @@ def test_float32_rerun_sees_the_weights_of_the_failing_forward(run_path):
     assert ev.metadata["replayed"] is True
     assert ev.metadata["fp32_finite"] is True  # an overflow of the half format
     assert ev.metadata["fp32_max_abs"] > 65504
+
+
+def test_the_replay_puts_back_what_a_forward_rebinds_on_its_module(run_path):
+    """A module that counts its calls (a common way to inject a fault at a given step) sees
+    the same calls with and without the monitor, although the failing step ran again."""
+    class Counting(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            if self.calls == 9:
+                self.first_bad = True  # an attribute a forward creates
+            return x * float("inf") if self.calls >= 9 else x
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), Counting(), nn.Linear(8, 1))
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for _ in range(12):
+            opt.zero_grad()
+            loss = model(torch.randn(4, 8, generator=g)).pow(2).mean()
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    assert model[1].calls == 12 and model[1].first_bad is True
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (8, "1", Direction.FORWARD)
+    assert ev.metadata["replayed"] is True
