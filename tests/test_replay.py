@@ -229,3 +229,38 @@ def test_the_replay_puts_back_what_a_forward_rebinds_on_its_module(run_path):
     ev = dbg.run.first_nonfinite
     assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (8, "1", Direction.FORWARD)
     assert ev.metadata["replayed"] is True
+
+
+def test_grad_scaler_skips_are_replayed_without_changing_the_run(run_path):
+    """Early GradScaler overflows (a healthy run) start a hunt, and so a replay, on each new
+    episode: the run still ends bit-identical to an unmonitored one, dropout included."""
+    def run(dbg_path=None):
+        torch.manual_seed(5)
+        model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Dropout(0.2), nn.Linear(32, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 40)
+        g = torch.Generator().manual_seed(0)
+        dbg = NeuralDbg(model, path=dbg_path, scaler=scaler) if dbg_path else None
+        if dbg is not None:
+            dbg.start()
+        for _ in range(30):
+            x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
+            opt.zero_grad()
+            with torch.autocast("cpu", dtype=torch.float16):
+                out = model(x)
+            loss = nn.functional.mse_loss(out.float(), y)
+            scaler.scale(loss).backward()
+            if dbg is not None:
+                dbg.record_loss(loss)
+            scaler.step(opt)
+            scaler.update()
+        if dbg is not None:
+            dbg.close()
+        return model, scaler.get_scale(), dbg
+
+    m1, s1, _ = run()
+    m2, s2, dbg = run(run_path())
+    assert s1 == s2 < 2.0 ** 40  # the scaler did skip steps
+    for (n, a), b in zip(m1.state_dict().items(), m2.state_dict().values(), strict=True):
+        assert torch.equal(a, b), n
+    assert dbg.run.first_nonfinite is not None
