@@ -28,7 +28,7 @@ from neuraldbg.nonfinite import forward_origin
 from neuraldbg.packing import collect, queue_quiet
 from neuraldbg.preserve import preserved, runs_collectives
 from neuraldbg.recorder import FlightRecorder
-from neuraldbg.replay import forward_call, run_again
+from neuraldbg.replay import forward_call, run_again, weights_version
 from neuraldbg.stats import (
     NormGrouper,
     activation_stats,
@@ -244,7 +244,8 @@ class StepCapture:
             if (slow or b.stash_on) != (self.leaf_handles is not None):
                 self.set_leaf_hooks(slow or b.stash_on)
             if not b.stash_on:  # no outputs kept: what it takes to run this pass again
-                b.calls.append(forward_call(args, kwargs, device))
+                b.calls.append(forward_call(args, kwargs, device,
+                                            weights_version(self.grouper.params)))
             self.in_forward = True
         except Exception as e:
             self.dbg._internal_error("forward pre-hook", e)
@@ -341,7 +342,9 @@ class StepCapture:
         """Keep step `b`'s module outputs by running its forward passes again; none when a
         pass cannot run again."""
         b.replayed = True
-        if not all(c.unchanged() for c in b.calls):
+        weights = weights_version(self.grouper.params)
+        calls = [c for c in b.calls if c.weights == weights]  # the passes of these weights
+        if not calls or not all(c.repeatable(weights) for c in calls):
             return
         model = self.dbg.model
         was = (self.buf, self.in_forward, self.fast_stash, self.fwd_slow, b.stash_on,
@@ -351,7 +354,7 @@ class StepCapture:
         self.set_leaf_hooks(True)
         try:
             with preserved(model):
-                for call in b.calls:
+                for call in calls:
                     self.in_forward, self.fwd_slow, self.fast_stash = True, False, b.stash.append
                     run_again(model, call)
         except Exception:  # a forward that cannot run away from its loop: no outputs

@@ -28,16 +28,24 @@ class ForwardCall(NamedTuple):
     device: str  # device type of its first tensor input
     amp: torch.dtype | None  # the autocast dtype in force, None when autocast was off
     versions: tuple[int, ...]  # version counters of its tensor inputs
+    weights: int  # the sum of the parameters' version counters (an in-place update bumps it)
 
-    def unchanged(self) -> bool:
-        """No input was modified in place since the pass (then it would not repeat)."""
-        return _versions(self.args, self.kwargs) == self.versions
+    def repeatable(self, weights: int) -> bool:
+        """The weights are still the ones this pass used (an optimizer that runs a closure,
+        such as LBFGS, updates them between the passes of one step) and no input was modified
+        in place since."""
+        return weights == self.weights and _versions(self.args, self.kwargs) == self.versions
 
 
-def forward_call(args: Any, kwargs: Any, device: str) -> ForwardCall:
+def forward_call(args: Any, kwargs: Any, device: str, weights: int) -> ForwardCall:
     amp = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
     return ForwardCall(args, kwargs, _cpu_generator.get_state(), device, amp,
-                       _versions(args, kwargs))
+                       _versions(args, kwargs), weights)
+
+
+def weights_version(params: list[torch.Tensor]) -> int:
+    """Changes whenever any of `params` is modified in place (`.data` writes excepted)."""
+    return sum([p._version for p in params])
 
 
 def _versions(args: Any, kwargs: Any) -> tuple[int, ...]:

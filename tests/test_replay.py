@@ -9,7 +9,7 @@ from torch import nn
 
 from causal.run import LOSS, Direction
 from neuraldbg import NeuralDbg
-from neuraldbg.replay import forward_call
+from neuraldbg.replay import forward_call, weights_version
 from neuraldbg.schedule import Schedule, every
 
 
@@ -166,10 +166,16 @@ def test_a_loss_born_value_on_a_quiet_step_is_the_loss(run_path):
 
 def test_a_forward_whose_input_changed_in_place_is_not_run_again():
     x = torch.randn(3, 2)
-    call = forward_call((x,), {"mask": torch.ones(3)}, "cpu")
-    assert call.unchanged()
+    w = nn.Linear(2, 2)
+    params = list(w.parameters())
+    call = forward_call((x,), {"mask": torch.ones(3)}, "cpu", weights_version(params))
+    assert call.repeatable(weights_version(params))
     x.mul_(2)
-    assert not call.unchanged()
+    assert not call.repeatable(weights_version(params))
+    call = forward_call((x,), {}, "cpu", weights_version(params))
+    with torch.no_grad():
+        w.weight.add_(1.0)  # an optimizer's in-place update
+    assert not call.repeatable(weights_version(params))
 
 
 def test_float32_rerun_sees_the_weights_of_the_failing_forward(run_path):
@@ -264,3 +270,59 @@ def test_grad_scaler_skips_are_replayed_without_changing_the_run(run_path):
     for (n, a), b in zip(m1.state_dict().items(), m2.state_dict().values(), strict=True):
         assert torch.equal(a, b), n
     assert dbg.run.first_nonfinite is not None
+
+
+def test_two_forward_passes_in_one_step_are_both_run_again(run_path):
+    """A siamese-style step: two passes, the second one turns non-finite."""
+    torch.manual_seed(0)
+    model = _model()
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step in range(10):
+            opt.zero_grad()
+            model[3].on = False
+            a = model(torch.randn(8, 8, generator=g))
+            model[3].on = step == 6  # only the second pass of step 6 blows up
+            b = model(torch.randn(8, 8, generator=g))
+            loss = (a - b).pow(2).mean()
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (6, "3", Direction.FORWARD)
+    assert ev.metadata["replayed"] is True
+
+
+def test_lbfgs_passes_with_other_weights_are_not_run_again(run_path, monkeypatch):
+    """LBFGS updates the weights between the closure's passes of one step: only the passes
+    of the current weights may be run again (the earlier ones would not repeat)."""
+    import neuraldbg.capture as capture
+
+    replayed = []
+    run_again = capture.run_again
+    monkeypatch.setattr(capture, "run_again",
+                        lambda model, call: replayed.append(call) or run_again(model, call))
+    torch.manual_seed(0)
+    model = _model()
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.LBFGS(model.parameters(), lr=0.1, max_iter=4)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step in range(8):
+            x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
+            passes = []
+
+            def closure(x=x, y=y, step=step, passes=passes):
+                passes.append(1)
+                model[3].on = step == 5 and len(passes) >= 2  # the second pass of step 5
+                opt.zero_grad()
+                loss = nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                dbg.record_loss(loss)
+                return loss
+
+            opt.step(closure)
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (5, "3", Direction.FORWARD)
+    assert ev.metadata["replayed"] is True
+    assert len(replayed) == 1  # the second pass; the first one had the weights before the update
