@@ -10,6 +10,7 @@ run itself is unchanged. A forward whose inputs were changed in place since is n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import torch
@@ -43,7 +44,7 @@ def forward_call(args: Any, kwargs: Any, device: str, weights: int) -> ForwardCa
                        _versions(args, kwargs), weights)
 
 
-def weights_version(params: list[torch.Tensor]) -> int:
+def weights_version(params: Sequence[torch.Tensor]) -> int:
     """Changes whenever any of `params` is modified in place (`.data` writes excepted)."""
     return sum([p._version for p in params])
 
