@@ -326,3 +326,33 @@ def test_lbfgs_passes_with_other_weights_are_not_run_again(run_path, monkeypatch
     assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (5, "3", Direction.FORWARD)
     assert ev.metadata["replayed"] is True
     assert len(replayed) == 1  # the second pass; the first one had the weights before the update
+
+
+def test_a_hugging_face_model_called_with_keywords_is_run_again(run_path):
+    """GPT-2 from a config (no download), called as model(input_ids=..., labels=...) and
+    returning a ModelOutput with dropout on: an inf injected by the user's own forward hook
+    in one MLP from step 6 on is found there, on a quiet step."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100,
+                                  n_positions=32, bos_token_id=0, eos_token_id=0)
+    model = transformers.GPT2LMHeadModel(cfg)
+    model.train()
+    state = {"on": False}
+    target = model.transformer.h[1].mlp.c_fc
+    target.register_forward_hook(lambda m, i, o: o * float("inf") if state["on"] else None)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(0)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step in range(8):
+            state["on"] = step >= 6
+            ids = torch.randint(0, 100, (2, 8), generator=g)
+            opt.zero_grad()
+            out = model(input_ids=ids, labels=ids)
+            out.loss.backward()
+            dbg.record_loss(out.loss)
+            opt.step()
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (
+        6, "transformer.h.1.mlp.c_fc", Direction.FORWARD)
+    assert ev.metadata["replayed"] is True
