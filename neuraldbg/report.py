@@ -50,6 +50,8 @@ def describe_origin(run: Run, ev: Event) -> str:
         text += "; re-run in float32 it is still non-finite: not a float16 range problem"
     if meta.get("scaler_skipped"):
         text += "; the GradScaler skipped this step"
+    if meta.get("replayed"):
+        text += " [found by running the step's forward pass again, on its own weights and RNG]"
     if meta.get("exact") is False:
         text += " [approximate: outputs were not kept on this step]"
     return text

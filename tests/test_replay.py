@@ -100,6 +100,11 @@ def test_a_quiet_step_turning_non_finite_is_replayed_exactly(run_path, item):
     assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (9, "3", Direction.FORWARD)
     assert ev.metadata["replayed"] is True and ev.metadata["exact"] is True
     assert ev.metadata["inputs_finite"] is True and ev.to_state == "inf"
+    from neuraldbg.report import describe_origin
+
+    text = describe_origin(dbg.run, ev)
+    assert text.startswith("step 9 . 3 (Blowup): first inf born in the forward pass")
+    assert "running the step's forward pass again" in text
 
 
 def test_the_replay_leaves_the_run_bit_identical(run_path):
