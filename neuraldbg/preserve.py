@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 from torch import nn
@@ -29,17 +30,29 @@ def runs_collectives(model: nn.Module) -> bool:
 _MISSING = object()
 
 
+def _same_items(now: Any, saved: Any) -> bool:
+    """Same length and the same objects (by identity: tensors must not be compared by value)."""
+    if len(now) != len(saved):
+        return False
+    if isinstance(now, list):
+        return all(a is b for a, b in zip(now, saved, strict=True))
+    return all(k in saved and now[k] is saved[k] for k in now)
+
+
 @contextmanager
 def preserved(model: nn.Module) -> Iterator[None]:
     """Snapshot `model`'s buffers, its modules' own attributes and the RNG states; restore all
-    on exit (also on error). Attributes are put back as objects: a counter or flag that a
-    forward rebinds (`self.calls += 1`) returns to its value; a list it appends to in place
-    does not."""
+    on exit (also on error). Attributes are put back as objects (a counter or flag that a
+    forward rebinds, `self.calls += 1`, returns to its value; one it creates goes away), and
+    the contents of a module's own public lists and dicts too (`self.history.append(...)`)."""
     modules = list(model.modules())
     snap = [(module, key, buf, buf.detach().clone())
             for module in modules
             for key, buf in module._buffers.items() if buf is not None]
     attrs = [(module, dict(vars(module))) for module in modules]
+    contents = [(v, list(v) if isinstance(v, list) else dict(v))
+                for _, saved in attrs for k, v in saved.items()
+                if not k.startswith("_") and isinstance(v, (list, dict))]
     cpu_rng = torch.get_rng_state()
     cuda_rng = (torch.cuda.get_rng_state_all()
                 if torch.cuda.is_available() and torch.cuda.is_initialized() else None)
@@ -57,6 +70,13 @@ def preserved(model: nn.Module) -> Iterator[None]:
             for key, value in saved_attrs.items():
                 if now.get(key, _MISSING) is not value:
                     now[key] = value
+        for container, items in contents:
+            if not _same_items(container, items):
+                if isinstance(container, list):
+                    container[:] = items
+                else:
+                    container.clear()
+                    container.update(items)
         torch.set_rng_state(cpu_rng)
         if cuda_rng is not None:
             torch.cuda.set_rng_state_all(cuda_rng)

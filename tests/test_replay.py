@@ -218,9 +218,11 @@ def test_the_replay_puts_back_what_a_forward_rebinds_on_its_module(run_path):
         def __init__(self) -> None:
             super().__init__()
             self.calls = 0
+            self.seen: list[int] = []
 
         def forward(self, x):
             self.calls += 1
+            self.seen.append(self.calls)  # a list it appends to in place
             if self.calls == 9:
                 self.first_bad = True  # an attribute a forward creates
             return x * float("inf") if self.calls >= 9 else x
@@ -237,6 +239,7 @@ def test_the_replay_puts_back_what_a_forward_rebinds_on_its_module(run_path):
             dbg.record_loss(loss)
             opt.step()
     assert model[1].calls == 12 and model[1].first_bad is True
+    assert model[1].seen == list(range(1, 13))
     ev = dbg.run.first_nonfinite
     assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (8, "1", Direction.FORWARD)
     assert ev.metadata["replayed"] is True
@@ -361,3 +364,25 @@ def test_a_hugging_face_model_called_with_keywords_is_run_again(run_path):
     assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (
         6, "transformer.h.1.mlp.c_fc", Direction.FORWARD)
     assert ev.metadata["replayed"] is True
+
+
+def test_preserved_restores_lists_of_tensors_by_identity():
+    from neuraldbg.preserve import preserved
+
+    class Keeps(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.outs: list[torch.Tensor] = [torch.ones(3)]
+            self.named: dict[str, torch.Tensor] = {"a": torch.ones(2)}
+
+        def forward(self, x):
+            self.outs.append(x)
+            self.outs[0] = x * 2  # same length as before for the dict below
+            self.named["a"] = x
+            return x
+
+    m = Keeps()
+    first, a = m.outs[0], m.named["a"]
+    with preserved(m):
+        m(torch.randn(3))
+    assert len(m.outs) == 1 and m.outs[0] is first and m.named == {"a": a}
