@@ -4,8 +4,10 @@ On a quiet step no hook runs inside the model (that is most of the monitor's cos
 models), so no module output is kept. When such a step turns non-finite before the optimizer
 has applied it, the model still has the weights its forward passes used: each of them is run
 again from the random state it began with, under the same autocast, with every module output
-kept, and the non-finite hunt reads those. Buffers and the RNG are put back afterwards, so the
-run itself is unchanged. A forward whose inputs were changed in place since is not repeated.
+kept, and the non-finite hunt reads those. Buffers, the RNG and the modules' own attributes are
+put back afterwards (`preserve.preserved`), so the run itself is unchanged. A pass made with
+other weights (LBFGS updates between the passes of one step), or whose inputs were changed in
+place since, is not repeated.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class ForwardCall(NamedTuple):
     args: Any
     kwargs: Any
     rng: torch.Tensor  # the CPU generator's state when the pass began
+    cuda_rng: torch.Tensor | None  # the current CUDA device's, for a pass on CUDA
     device: str  # device type of its first tensor input
     amp: torch.dtype | None  # the autocast dtype in force, None when autocast was off
     versions: tuple[int, ...]  # version counters of its tensor inputs
@@ -40,7 +43,8 @@ class ForwardCall(NamedTuple):
 
 def forward_call(args: Any, kwargs: Any, device: str, weights: int) -> ForwardCall:
     amp = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
-    return ForwardCall(args, kwargs, _cpu_generator.get_state(), device, amp,
+    cuda_rng = torch.cuda.get_rng_state() if device == "cuda" else None  # no sync: host state
+    return ForwardCall(args, kwargs, _cpu_generator.get_state(), cuda_rng, device, amp,
                        _versions(args, kwargs), weights)
 
 
@@ -59,6 +63,8 @@ def run_again(model: torch.nn.Module, call: ForwardCall) -> Any:
     """`model(*args, **kwargs)` as the original pass ran it (the caller keeps the outputs and
     puts buffers and RNG back)."""
     _cpu_generator.set_state(call.rng)
+    if call.cuda_rng is not None:
+        torch.cuda.set_rng_state(call.cuda_rng)
     with torch.enable_grad(), torch.autocast(call.device, dtype=call.amp,
                                              enabled=call.amp is not None):
         return model(*call.args, **call.kwargs)
