@@ -107,11 +107,16 @@ def test_a_quiet_step_turning_non_finite_is_replayed_exactly(run_path, item):
     assert "running the step's forward pass again" in text
 
 
-def test_the_replay_leaves_the_run_bit_identical(run_path):
-    """Same weights (NaN where NaN), buffers and random state as an unmonitored run."""
+@pytest.mark.parametrize("batchnorm", [False, True])
+def test_the_replay_leaves_the_run_bit_identical(run_path, batchnorm):
+    """Same weights (NaN where NaN), buffers (BatchNorm running statistics) and random state
+    as an unmonitored run."""
     def build():
         torch.manual_seed(3)
-        return _model()
+        m = _model()
+        if batchnorm:  # keep the module indices: the BatchNorm goes inside the first Linear's slot
+            m[0] = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16))
+        return m
 
     m1 = build()
     torch.manual_seed(11)
