@@ -309,15 +309,17 @@ class StepCapture:
         if isinstance(loss, torch.Tensor):
             loss = loss.detach()
             b.losses.append(loss if loss.dim() == 0 else loss.reshape(()))
-            if self.cpu and loss.is_cpu and not math.isfinite(float(loss)):
-                self.hunt_now(b)  # free to know in host memory, before the optimizer's update
+            # free to read in host memory; either way before the optimizer's update
+            nonfinite = self.cpu and loss.is_cpu and not math.isfinite(float(loss))
         else:
-            b.losses.append(float(loss))
-            b.float_losses.append(float(loss))
-            if not math.isfinite(float(loss)):
-                self.hunt_now(b)
+            value = float(loss)
+            b.losses.append(value)
+            b.float_losses.append(value)
+            nonfinite = not math.isfinite(value)
+        if nonfinite:
+            self.hunt_now(b)
         if target is not None and target.numel():
-            self.buf.targets.append((moments(target), target.numel(), target))
+            b.targets.append((moments(target), target.numel(), target))
 
     def _begin_step(self) -> StepBuffer:
         step = self.dbg.step
@@ -341,13 +343,12 @@ class StepCapture:
     def _replay(self, b: StepBuffer) -> None:
         """Keep step `b`'s module outputs by running its forward passes again; none when a
         pass cannot run again."""
-        b.replayed = True
         weights = weights_version(self.grouper.params)
         calls = [c for c in b.calls if c.weights == weights]  # the passes of these weights
         if not calls or not all(c.repeatable(weights) for c in calls):
             return
         model = self.dbg.model
-        was = (self.buf, self.in_forward, self.fast_stash, self.fwd_slow, b.stash_on,
+        was = (self.buf, self.in_forward, self.fast_stash, self.fwd_slow,
                self.leaf_handles is not None)
         self.replaying = True
         self.buf, b.stash_on = b, True
@@ -361,8 +362,8 @@ class StepCapture:
             b.stash.clear()
         finally:
             self.replaying = False
-            self.buf, self.in_forward, self.fast_stash, self.fwd_slow, _, on = was
-            b.stash_on = bool(b.stash)
+            self.buf, self.in_forward, self.fast_stash, self.fwd_slow, on = was
+            b.stash_on = b.replayed = bool(b.stash)
             self.set_leaf_hooks(on)
 
     def _copy_weights(self) -> None:

@@ -25,20 +25,14 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
     if b.full or b.act or b.stash or b.scale is not None or b.norm_max is None:
         return False
     loss_t = loss_tensor(b.losses) if b.losses else None
-    loss_v = float(loss_t) if loss_t is not None else 0.0
-    loss = loss_v if loss_t is not None else (b.float_losses[-1] if b.float_losses else None)
-    # every value Gather.finite would check, and the float losses
-    total = b.norm_max + loss_v + sum(b.float_losses)
-    for m, _, _ in b.inputs:
-        total += sum(map(float, m))
-    for m, _, _ in b.targets:
-        total += sum(map(float, m))
+    loss = float(loss_t) if loss_t is not None else (
+        b.float_losses[-1] if b.float_losses else None)
+    moments = [list(map(float, m)) for m, _, _ in (*b.inputs, *b.targets)]
+    # every value Gather.finite would check, and the float losses (a sum is finite iff all are)
+    total = b.norm_max + (loss or 0.0) + sum(b.float_losses) + sum(map(sum, moments))
     if not math.isfinite(total):
         return False
-    input_max_abs = None
-    if b.inputs:
-        lo, hi = b.inputs[0][0][:2]
-        input_max_abs = max(abs(float(lo)), abs(float(hi)))
+    input_max_abs = max(abs(moments[0][0]), abs(moments[0][1])) if b.inputs else None
     verdict = cap.analyzer.triage.verdict(False, input_max_abs, loss, b.norm_max)
     if verdict[0] or cap.detector.abnormal():
         cap.analyzer.submit(collect(cap, step, b, settings, False)[0], b, verdict)
