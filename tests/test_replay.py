@@ -57,21 +57,28 @@ def _train(model, steps, dbg=None, on_at=None, item=False):
         opt.step()
 
 
+def _square_loss_steps(model, dbg, steps, batch=4, before_step=None):
+    """`steps` SGD steps on the mean square of the output of random batches, recorded."""
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for step in range(steps):
+        if before_step is not None:
+            before_step(step)
+        opt.zero_grad()
+        loss = model(torch.randn(batch, 8, generator=g)).pow(2).mean()
+        loss.backward()
+        dbg.record_loss(loss)
+        opt.step()
+
+
 def test_quiet_steps_run_without_hooks_inside_the_model(run_path):
     torch.manual_seed(0)
     body = [nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1)]
     probe = HookProbe(body)
     model = nn.Sequential(body[0], body[1], probe, body[2])
     sched = Schedule(activations=every(10, first=2), weights=every(10), escalate_steps=0)
-    g = torch.Generator().manual_seed(0)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
     with NeuralDbg(model, path=run_path(), preset=sched) as dbg:
-        for _ in range(12):
-            opt.zero_grad()
-            loss = model(torch.randn(4, 8, generator=g)).pow(2).mean()
-            loss.backward()
-            dbg.record_loss(loss)
-            opt.step()
+        _square_loss_steps(model, dbg, 12)
     hooked = [n > 0 for n in probe.seen]
     # full statistics on steps 0, 1 and 10 (and while the layer DAG is still being learnt)
     assert hooked[0] and hooked[1] and hooked[10]
@@ -81,10 +88,7 @@ def test_quiet_steps_run_without_hooks_inside_the_model(run_path):
     probe.seen.clear()
     keep = Schedule(activations=every(10, first=2), weights=every(10), stash=True)
     with NeuralDbg(model, path=run_path(), preset=keep) as dbg:
-        for _ in range(5):
-            opt.zero_grad()
-            model(torch.randn(4, 8, generator=g)).pow(2).mean().backward()
-            opt.step()
+        _square_loss_steps(model, dbg, 5)
     assert all(n > 0 for n in probe.seen)
 
 
@@ -140,19 +144,15 @@ def test_a_backward_born_value_on_a_quiet_step_stays_backward(run_path):
 
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 4), SqrtAbs(), nn.Linear(4, 1))
-    g = torch.Generator().manual_seed(0)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def zero_unit_0(step):
+        if step == 6:
+            with torch.no_grad():  # unit 0 outputs exact zeros from here on
+                model[0].weight[0].zero_()
+                model[0].bias[0] = 0.0
+
     with NeuralDbg(model, path=run_path()) as dbg:
-        for step in range(8):
-            if step == 6:
-                with torch.no_grad():  # unit 0 outputs exact zeros from here on
-                    model[0].weight[0].zero_()
-                    model[0].bias[0] = 0.0
-            opt.zero_grad()
-            loss = model(torch.randn(16, 8, generator=g)).pow(2).mean()
-            loss.backward()
-            dbg.record_loss(loss)
-            opt.step()
+        _square_loss_steps(model, dbg, 8, batch=16, before_step=zero_unit_0)
     ev = dbg.run.first_nonfinite
     assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (6, "0", Direction.BACKWARD)
 
@@ -234,15 +234,8 @@ def test_the_replay_puts_back_what_a_forward_rebinds_on_its_module(run_path):
 
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 8), Counting(), nn.Linear(8, 1))
-    g = torch.Generator().manual_seed(0)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
     with NeuralDbg(model, path=run_path()) as dbg:
-        for _ in range(12):
-            opt.zero_grad()
-            loss = model(torch.randn(4, 8, generator=g)).pow(2).mean()
-            loss.backward()
-            dbg.record_loss(loss)
-            opt.step()
+        _square_loss_steps(model, dbg, 12)
     assert model[1].calls == 12 and model[1].first_bad is True
     assert model[1].seen == list(range(1, 13))
     ev = dbg.run.first_nonfinite
