@@ -42,6 +42,7 @@ from neuraldbg.stepbuf import (
     Slot,
     StashEntry,
     StepBuffer,
+    output_entry,
     raw_entry,
     reduce_act,
     stash_entries,
@@ -162,7 +163,7 @@ class StepCapture:
             keep = self.fast_stash
             if keep is not None and type(output) is torch.Tensor and name in order:
                 if output.is_floating_point():  # a quiet step: keep the output, nothing else
-                    keep((slot, output, output._version, args, None)
+                    keep((slot, output, output._version, args, None, ())
                          if output.numel() <= STASH_MAX_ELEMS else raw_entry(slot, output, args))
                 return
             b = self.buf
@@ -179,8 +180,10 @@ class StepCapture:
                     if b.full:
                         b.act.setdefault(idx, []).append(activation_stats(module, t, kind))
                 if b.stash_on:
-                    b.stash.append((slot, t, t._version, args, None)
-                                   if t.numel() <= STASH_MAX_ELEMS else raw_entry(slot, t, args))
+                    entry = raw_entry(slot, t, args) if t is output else output_entry(
+                        slot, output, args)
+                    if entry is not None:
+                        b.stash.append(entry)
             except Exception as e:
                 self.dbg._internal_error(f"forward hook of {name!r}", e)
 
@@ -199,9 +202,13 @@ class StepCapture:
         def hook(module: nn.Module, args: Any, output: Any) -> None:
             if not self.in_forward or not self.buf.stash_on:
                 return
-            t = output if type(output) is torch.Tensor else first_float(output)
-            if t is not None and t.is_floating_point():
-                self.buf.stash.append(raw_entry(slot, t, args))
+            if type(output) is torch.Tensor:
+                if output.is_floating_point():
+                    self.buf.stash.append(raw_entry(slot, output, args))
+            else:
+                entry = output_entry(slot, output, args)
+                if entry is not None:
+                    self.buf.stash.append(entry)
 
         return hook
 
@@ -258,9 +265,13 @@ class StepCapture:
         try:
             b = self.buf
             if b.stash_on:
-                t = output if type(output) is torch.Tensor else first_float(output)
-                if t is not None and t.is_floating_point():
-                    b.stash.append(raw_entry(self.root_slot, t, ()))
+                if type(output) is torch.Tensor:
+                    if output.is_floating_point():
+                        b.stash.append(raw_entry(self.root_slot, output, ()))
+                else:
+                    entry = output_entry(self.root_slot, output, ())
+                    if entry is not None:
+                        b.stash.append(entry)
             dag = self.dag
             if dag is not None and not self.replaying and (dag.recording or dag.dirty):
                 grad = any(x.requires_grad for x in iter_tensors(output))

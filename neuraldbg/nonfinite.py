@@ -43,13 +43,19 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
     for k, e in enumerate(stash):
         if e.output is None:  # a large output: only its sum was kept
             assert e.flag is not None
-            g.add(f"f{k}", e.flag)
+            dev = e.flag.device
+            g.add(f"f{k}", torch.stack([e.flag.reshape(()), *(f.to(dev) for f in _flags(e.rest))]
+                                       ).sum())
             continue
-        out = e.output.detach()
-        g.add(f"o{k}", torch.stack([(~torch.isfinite(out)).sum().float(),
-                                    torch.isnan(out).any().float()]))
-        if e.first_input is not None and e.first_input.is_floating_point():
-            g.add(f"i{k}", (~torch.isfinite(e.first_input.detach())).sum().float())
+        dev = e.output.device
+        parts = [e.output.detach(), *(r.detach() for r in e.rest)]
+        g.add(f"o{k}", torch.stack([
+            torch.stack([(~torch.isfinite(x)).sum().float().to(dev) for x in parts]).sum(),
+            torch.stack([torch.isnan(x).any().float().to(dev) for x in parts]).amax()]))
+        inputs = e.float_inputs
+        if inputs:
+            g.add(f"i{k}", torch.stack([(~torch.isfinite(x.detach())).sum().float().to(dev)
+                                        for x in inputs]).sum())
     host = g.fetch()  # the second sync of this step; only on the step a value turns non-finite
     for k, e in enumerate(stash):
         if f"f{k}" in host:
@@ -90,6 +96,11 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
                       fp32_finite=None if rerun is None else rerun.finite,
                       fp32_max_abs=None if rerun is None else rerun.max_abs)
     return None
+
+
+def _flags(rest: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+    """One-element sums of the other outputs (non-finite exactly when the tensor is)."""
+    return [r.detach().sum(dtype=torch.float32) for r in rest]
 
 
 def _inputs_finite(host: dict[str, list[float]], k: int) -> bool | None:

@@ -14,7 +14,7 @@ from torch import nn
 
 from causal.run import Event, LayerStat
 from neuraldbg.replay import ForwardCall
-from neuraldbg.stats import ACT_COLUMNS, Moments
+from neuraldbg.stats import ACT_COLUMNS, Moments, iter_tensors
 
 _ACT_COL = {c: k for k, c in enumerate(ACT_COLUMNS)}
 
@@ -33,19 +33,34 @@ class Slot(NamedTuple):
 
 
 #: A kept module output, as the forward hook stores it (no object built per call):
-#: (slot index, output or None, output version, positional inputs, one-element sum or None).
-RawEntry = tuple[int, torch.Tensor | None, int, Any, torch.Tensor | None]
+#: (slot index, output or None, output version, positional inputs, one-element sum or None,
+#: the output's other floating-point tensors: a module that returns several, such as an
+#: auxiliary loss next to its result, can turn non-finite in any of them).
+RawEntry = tuple[int, torch.Tensor | None, int, Any, torch.Tensor | None, tuple[torch.Tensor, ...]]
 
 
-def raw_entry(slot: int, t: torch.Tensor, args: Any) -> RawEntry:
+def raw_entry(slot: int, t: torch.Tensor, args: Any,
+              rest: tuple[torch.Tensor, ...] = ()) -> RawEntry:
     if t.numel() <= STASH_MAX_ELEMS:
-        return (slot, t, t._version, args, None)
-    return (slot, None, 0, (), t.detach().sum(dtype=torch.float32))
+        return (slot, t, t._version, args, None, rest)
+    return (slot, None, 0, (), t.detach().sum(dtype=torch.float32), rest)
+
+
+def output_entry(slot: int, output: Any, args: Any) -> RawEntry | None:
+    """What to keep of a module output that is not a single tensor: its first floating-point
+    tensor as the output, the others (as one-element sums when large) to be checked too."""
+    floats = [x for x in iter_tensors(output) if x.is_floating_point() and x.numel()]
+    if not floats:
+        return None
+    rest = tuple(x if x.numel() <= STASH_MAX_ELEMS else x.detach().sum(dtype=torch.float32)
+                 for x in floats[1:])
+    return raw_entry(slot, floats[0], args, rest)
 
 
 class StashEntry(NamedTuple):
     """A module output of the current step, kept for the non-finite hunt: by reference when
-    small, else as a one-element sum that is non-finite exactly when the output is."""
+    small, else as a one-element sum that is non-finite exactly when the output is; `rest`
+    holds its other floating-point tensors (or their sums) when it returned several."""
 
     name: str
     unit: int  # index into units, -1 for containers and the root
@@ -54,23 +69,24 @@ class StashEntry(NamedTuple):
     args: Any  # the module's positional inputs (only kept with the output)
     module: nn.Module
     flag: torch.Tensor | None = None
+    rest: tuple[torch.Tensor, ...] = ()
 
     @property
     def module_type(self) -> str:
         return type(self.module).__name__
 
     @property
-    def first_input(self) -> torch.Tensor | None:
-        a = self.args
-        return a[0] if a and isinstance(a[0], torch.Tensor) else None
+    def float_inputs(self) -> list[torch.Tensor]:
+        """Its floating-point tensor inputs (positional)."""
+        return [a for a in iter_tensors(self.args) if a.is_floating_point()]
 
 
 def stash_entries(slots: list[Slot], raw: list[RawEntry]) -> list[StashEntry]:
     """The kept outputs of a step, in hook (completion) order, as `StashEntry` objects."""
     out = []
-    for slot, t, version, args, flag in raw:
+    for slot, t, version, args, flag, rest in raw:
         s = slots[slot]
-        out.append(StashEntry(s.name, s.unit, t, version, args, s.module, flag))
+        out.append(StashEntry(s.name, s.unit, t, version, args, s.module, flag, rest))
     return out
 
 

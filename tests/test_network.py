@@ -85,10 +85,15 @@ def leak_of(sym: Symptom) -> dict[str, float]:
 
 
 def cpd(sym: Symptom, present: list[CauseNode]) -> dict[str, float]:
-    """P(sym | exactly `present`): leak(s) * prod P_i(s) / leak(s), normalised."""
+    """P(sym | exactly `present`): leak(s) * prod P_i(s) / leak(s), normalised; causes that
+    contradict each other outright (every state 0) have each P_i floored at 1e-6 instead."""
     lk = leak_of(sym)
-    w = {s: lk[s] * math.prod(c.likelihoods[sym.name].get(s, 0.0) / lk[s] for c in present)
-         for s in sym.states}
+    for floor in (0.0, 1e-6):
+        w = {s: lk[s] * math.prod(max(c.likelihoods[sym.name].get(s, 0.0), floor) / lk[s]
+                                  for c in present)
+             for s in sym.states}
+        if sum(w.values()) > 0:
+            break
     return {s: v / sum(w.values()) for s, v in w.items()}
 
 
