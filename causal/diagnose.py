@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Union
 from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
 from causal.run import Run
+from causal.views import first_origin, layer_label
 
 if TYPE_CHECKING:
     from causal.parameters import FittedParameters
@@ -94,11 +95,22 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
     """The report people read: `[0.91] description`, evidence lines, fix lines."""
     lines: list[str] = []
     if is_healthy(hypotheses, threshold):
-        lines.append(f"Healthy: no root cause reaches {threshold:.2f}.")
-        others = [h for h in hypotheses if h.confidence >= 0.1]
+        origin = first_origin(run)
+        if origin is None:
+            lines.append(f"Healthy: no root cause reaches {threshold:.2f}.")
+            others = [h for h in hypotheses if h.confidence >= 0.1]
+        else:  # it went non-finite: a failure none of the known causes explains well
+            lines.append(
+                f"Unexplained failure: the first non-finite value was born at step "
+                f"{origin.step} ({origin.metadata.get('direction', '?')}, "
+                f"{layer_label(run, origin.layer_name)}), but no root cause reaches "
+                f"{threshold:.2f}.")
+            others = hypotheses
         if others:
             lines.append("  weaker candidates: " + ", ".join(
                 f"{h.cause} {h.confidence:.2f}" for h in others[:3]))
+        if origin is not None and evidence:
+            lines.append(_symptoms_line(evidence))
         return "\n".join(lines)
     for h in hypotheses:
         if h.confidence < 0.1 and lines:
@@ -112,6 +124,10 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
         for fix in h.fixes[:3]:
             lines.append(f"  fix: {fix}")
     if evidence:
-        shown = {k: max(v, key=v.__getitem__) for k, v in evidence.items()}
-        lines.append("symptoms: " + ", ".join(f"{k}={s}" for k, s in shown.items()))
+        lines.append(_symptoms_line(evidence))
     return "\n".join(lines)
+
+
+def _symptoms_line(evidence: Mapping[str, Mapping[str, float]]) -> str:
+    shown = {k: max(v, key=v.__getitem__) for k, v in evidence.items()}
+    return "symptoms: " + ", ".join(f"{k}={s}" for k, s in shown.items())

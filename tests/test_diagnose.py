@@ -227,6 +227,16 @@ def test_a_healthy_run_is_reported_healthy():
     assert format_diagnosis(run, hyps).startswith("Healthy: no root cause reaches")
 
 
+def test_a_run_that_went_nonfinite_is_never_reported_healthy():
+    healthy = run_healthy()
+    run = Run({}, healthy.dag, (Event(200, LOSS, "nonfinite_origin", "finite", "nan", 1.0,
+                                      {"direction": "loss"}),),
+              healthy.series, healthy.settings, healthy.windows)
+    text = format_diagnosis(run, [], {"nonfinite_birth": {"loss": 1.0}})  # no cause reached 0.5
+    assert text.startswith("Unexplained failure: the first non-finite value was born at step 200")
+    assert "Healthy" not in text and "nonfinite_birth=loss" in text
+
+
 def test_coupled_transitions_name_the_cause_and_say_so():
     top = diagnose(run_lr_too_high())[0]
     assert top.note.startswith("downstream coupling at step 6: 2 is the cause, 0 follows")
