@@ -22,6 +22,7 @@ from causal.run import LayerStat
 from causal.runfile import RunWriter
 from neuraldbg.analyze import Analyzer, Deferred, RawStep
 from neuraldbg.dag_tracker import DagTracker
+from neuraldbg.functional_acts import InnerActivations, Row, merge_rows
 from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
 from neuraldbg.nonfinite import forward_origin
@@ -103,6 +104,9 @@ class StepCapture:
         self.analyzer = Analyzer(self)
         self._settings_key: tuple[Any, ...] = ()
         self._settings_last: dict[str, str] = {}
+        # activations applied as functions inside units, watched on full-statistics steps
+        self.inner = InnerActivations(units, self._inner_kind, self._inner_late)
+        self.watch_inner = not _compiled(dbg.model)
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -171,6 +175,7 @@ class StepCapture:
                 return
             try:
                 t = output if type(output) is torch.Tensor else first_float(output)
+                inner = self.inner.unit_done(idx, t) if self.inner.active else None
                 if t is None or not t.is_floating_point():
                     return
                 if self.fwd_slow or name not in order:
@@ -178,7 +183,9 @@ class StepCapture:
                     if dag is not None and (dag.recording or name not in order):
                         dag.on_call(name, args, output)
                     if b.full:
-                        b.act.setdefault(idx, []).append(activation_stats(module, t, kind))
+                        row = activation_stats(module, t, kind)
+                        b.act.setdefault(idx, []).append(
+                            merge_rows(row, inner) if inner else row)
                 if b.stash_on:
                     entry = raw_entry(slot, t, args) if t is output else output_entry(
                         slot, output, args)
@@ -250,6 +257,8 @@ class StepCapture:
             self.fast_stash = b.stash.append if b.stash_on and not slow else None
             if (slow or b.stash_on) != (self.leaf_handles is not None):
                 self.set_leaf_hooks(slow or b.stash_on)
+            if b.full and self.watch_inner:  # activations applied as functions, too
+                self.inner.begin([(i, u.module) for i, u in enumerate(self.units)])
             if not b.stash_on:  # no outputs kept: what it takes to run this pass again
                 b.calls.append(forward_call(args, kwargs, device,
                                             weights_version(self.grouper.params)))
@@ -258,6 +267,8 @@ class StepCapture:
             self.dbg._internal_error("forward pre-hook", e)
 
     def on_forward_end(self, module: nn.Module, args: Any, output: Any) -> None:
+        if self.inner.active:
+            self.inner.end()
         if not self.in_forward:
             return
         self.in_forward = False
@@ -377,6 +388,19 @@ class StepCapture:
             b.stash_on = b.replayed = bool(b.stash)
             self.set_leaf_hooks(on)
 
+    def _inner_kind(self, idx: int, kind: str) -> None:
+        """Unit `idx` applies a saturating or ReLU-family function in its own code: judge its
+        activation statistics as such from now on."""
+        self.kinds[idx] = str(kind)
+        if self.dag is not None:
+            self.dag.set_kind(self.names[idx], str(kind))
+
+    def _inner_late(self, idx: int, row: Row) -> None:
+        """An activation applied to unit `idx`'s output in a container's code."""
+        rows = self.buf.act.get(idx)
+        if rows:
+            rows[-1] = merge_rows(rows[-1], [row])
+
     def _copy_weights(self) -> None:
         if self.weight_buffers is None:
             self.weight_buffers = self.grouper.alloc_copies()
@@ -386,6 +410,8 @@ class StepCapture:
     # ------------------------------------------------------------------ closing a step
     def close_step(self, step: int, advance: bool) -> None:
         """Turn the buffered step into statistics, events and rows of the run file."""
+        if self.inner.active:  # the step's last forward pass raised
+            self.inner.end()
         b = self.buf
         if not b.open:
             return
@@ -458,6 +484,11 @@ class StepCapture:
             self.writer.add_window(self.recorder.window(last))
         self.active = False
         self.grads.release()
+
+
+def _compiled(model: nn.Module) -> bool:
+    """A `torch.compile`d model (a function mode in its forward would break its graphs)."""
+    return hasattr(model, "_orig_mod") or type(model).__name__ == "OptimizedModule"
 
 
 class _LeafHooksHandle:

@@ -99,6 +99,19 @@ def dag_with_updates(graph: LayerGraph, ran: set[str]) -> LayerGraph:
     return _sorted_graph(graph.method, nodes, graph.edges, graph.notes)
 
 
+def with_kinds(graph: LayerGraph, kinds: dict[str, str]) -> LayerGraph:
+    """`graph` with the activation kinds of the layers named in `kinds` replaced."""
+    nodes = []
+    for n in graph.nodes:
+        kind = kinds.get(n.name, kinds.get(n.module))
+        if kind is not None and kind != n.activation_kind:
+            d = n.to_dict()
+            d["activation_kind"] = kind
+            n = LayerNode.from_dict(d)
+        nodes.append(n)
+    return LayerGraph(graph.method, tuple(nodes), graph.edges, graph.notes)
+
+
 def _replace_ran(n: LayerNode) -> LayerNode:
     d = n.to_dict()
     d["ran"] = True

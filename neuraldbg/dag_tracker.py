@@ -14,7 +14,13 @@ from typing import Any
 from torch import nn
 
 from causal.run import LayerGraph
-from neuraldbg.dag import DagTraceError, ForwardGraphRecorder, dag_with_updates, trace_fx
+from neuraldbg.dag import (
+    DagTraceError,
+    ForwardGraphRecorder,
+    dag_with_updates,
+    trace_fx,
+    with_kinds,
+)
 from neuraldbg.units import Unit
 
 QUIET_FORWARDS = 3
@@ -26,7 +32,8 @@ class DagTracker:
     def __init__(self, model: nn.Module, units: Sequence[Unit],
                  write: Callable[[LayerGraph], None]) -> None:
         self.units = list(units)
-        self.write = write
+        self._write = write
+        self.kinds: dict[str, str] = {}  # activation kinds learnt while running (by layer)
         self.order: dict[str, int] = {}  # layer name -> first-call order over the run
         self._recorder: ForwardGraphRecorder | None = None
         self._quiet = 0
@@ -39,6 +46,19 @@ class DagTracker:
             self.graph = LayerGraph(method="none", notes=(f"fx trace failed: {str(e)[:200]}",))
             self._from_forward = True
         self.write(self.graph)
+
+    def write(self, graph: LayerGraph) -> None:
+        """Store `graph`, with the activation kinds learnt so far."""
+        if self.kinds:
+            graph = with_kinds(graph, self.kinds)
+        self._write(graph)
+
+    def set_kind(self, layer: str, kind: str) -> None:
+        """Layer `layer` was seen applying a saturating or ReLU-family function in its own
+        code: store the graph with that activation kind."""
+        self.kinds[layer] = kind
+        self.graph = with_kinds(self.graph, self.kinds)
+        self._write(self.graph)
 
     @property
     def dirty(self) -> bool:

@@ -1,0 +1,215 @@
+"""Activations applied as functions inside a module's own code (`torch.tanh(x)`, `F.relu(x)`,
+`x.sigmoid()`): gates, hand-written cells and custom activation modules never show up as an
+`nn.Tanh` or `nn.ReLU` module, yet saturate or die all the same.
+
+On a full-statistics step the monitor runs the forward pass under `ActivationWatch`, a
+`TorchFunctionMode` that sees every torch function call. Each call to a saturating or ReLU-family
+function yields a row (saturated fraction, zero fraction, dead fraction) for the function's
+output, which the monitor credits to the unit that applied it (the innermost unit running) or,
+for an activation written in a container's code, to the unit that produced its input. Quiet
+steps run without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
+from torch.utils.hooks import RemovableHandle
+
+from causal.run import ActivationKind, LayerStat
+from neuraldbg.stats import ACT_COLUMNS
+from neuraldbg.units import Unit
+
+Row = torch.Tensor  # (saturated fraction, zero fraction, dead fraction); NaN where not applicable
+_SAT = ACT_COLUMNS.index(LayerStat.ACT_SATURATED)  # zero and dead fractions follow it
+assert ACT_COLUMNS[_SAT + 1:_SAT + 3] == (LayerStat.ACT_ZERO, LayerStat.ACT_DEAD)
+
+
+def _hardtanh_bounds(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[float, float]:
+    lo = kwargs.get("min_val", args[1] if len(args) > 1 else -1.0)
+    hi = kwargs.get("max_val", args[2] if len(args) > 2 else 1.0)
+    return float(lo), float(hi)
+
+
+def _tanh(y: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
+    return y.abs() > 0.99
+
+
+def _sigmoid(y: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
+    return (y < 0.01) | (y > 0.99)
+
+
+def _hardtanh(y: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
+    lo, hi = _hardtanh_bounds(args, kwargs)
+    return (y <= lo) | (y >= hi)
+
+
+def _softsign(y: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
+    return y.abs() > 0.9
+
+
+def _hardsigmoid(y: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
+    return (y <= 0.0) | (y >= 1.0)
+
+
+Mask = Callable[[torch.Tensor, tuple[Any, ...], dict[str, Any]], torch.Tensor]
+
+#: Saturating functions (every spelling torch dispatches separately) -> saturated-element mask.
+SATURATING_FUNCS: dict[Any, Mask] = {
+    torch.tanh: _tanh, torch.Tensor.tanh: _tanh, torch.tanh_: _tanh, torch.Tensor.tanh_: _tanh,
+    F.tanh: _tanh,
+    torch.sigmoid: _sigmoid, torch.Tensor.sigmoid: _sigmoid, torch.sigmoid_: _sigmoid,
+    torch.Tensor.sigmoid_: _sigmoid, F.sigmoid: _sigmoid, torch.special.expit: _sigmoid,
+    F.hardtanh: _hardtanh, F.softsign: _softsign, F.hardsigmoid: _hardsigmoid,
+}
+#: ReLU-family functions (exact zeros for inactive units; ReLU6 dies like a ReLU).
+RELU_FUNCS: frozenset[Any] = frozenset({
+    torch.relu, torch.Tensor.relu, torch.relu_, torch.Tensor.relu_, F.relu, F.relu_, F.relu6,
+})
+
+
+def activation_row(kind: ActivationKind, y: torch.Tensor, mask: Mask | None,
+                   args: tuple[Any, ...], kwargs: dict[str, Any]) -> Row:
+    """(saturated, zero, dead) fractions of one activation output, on its device."""
+    y = y.detach()
+    nan = torch.full((), float("nan"), device=y.device)
+    if kind == ActivationKind.SATURATING:
+        assert mask is not None
+        return torch.stack([mask(y, args, kwargs).float().mean(), nan, nan])
+    zero = (y == 0).float().mean()
+    if y.dim() >= 2 and y.shape[0] > 1:
+        dead = 1.0 - (y.reshape(y.shape[0], -1) != 0).any(0).float().mean()
+    else:
+        dead = zero
+    return torch.stack([nan, zero, dead])
+
+
+class ActivationWatch(TorchFunctionMode):
+    """Calls `seen(kind, output, input, args, kwargs, mask)` for every saturating or ReLU-family
+    function applied while it is active; everything else passes through untouched."""
+
+    def __init__(self, seen: Callable[..., None]) -> None:
+        super().__init__()
+        self.seen = seen
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        mask = SATURATING_FUNCS.get(func)
+        kind = ActivationKind.SATURATING if mask is not None else (
+            ActivationKind.RELU if func in RELU_FUNCS else None)
+        if kind is not None and isinstance(out, torch.Tensor) and out.is_floating_point() \
+                and out.numel():
+            x = args[0] if args and isinstance(args[0], torch.Tensor) else None
+            self.seen(kind, out, x, args, kwargs, mask)
+        return out
+
+
+def merge_rows(act: torch.Tensor, rows: list[Row]) -> torch.Tensor:
+    """A unit's activation-statistics row with the (saturated, zero, dead) fractions of the
+    activations applied inside it: the largest of each (NaN-aware), next to its own."""
+    f = torch.stack(rows).to(act.device, act.dtype)
+    top = torch.where(torch.isnan(f).all(0), float("nan"), f.nan_to_num(nan=-1.0).amax(0))
+    out = act.clone()
+    out[_SAT:_SAT + 3] = torch.fmax(act[_SAT:_SAT + 3], top)
+    return out
+
+
+class InnerActivations:
+    """Activations applied as functions during one full-statistics forward pass, credited to
+    units: the innermost unit running (its forward pre-hooks keep a stack), else the unit whose
+    output the function was applied to. Units that are activation modules themselves (nn.Tanh
+    calls torch.tanh) already measure their own output and are skipped.
+
+    `on_kind(unit, kind)` is called the first time a unit is seen applying a saturating or
+    ReLU-family function (ReLU wins over saturating, as for modules); `on_late(unit, row)` when
+    a row arrives for a unit whose call has already finished.
+    """
+
+    def __init__(self, units: list[Unit], on_kind: Callable[[int, str], None],
+                 on_late: Callable[[int, Row], None]) -> None:
+        self.units = units
+        self.native = [u.kind != ActivationKind.OTHER for u in units]
+        self.kinds: dict[int, str] = {}
+        self.on_kind, self.on_late = on_kind, on_late
+        self.watch: ActivationWatch | None = None
+        self.handles: list[RemovableHandle] = []
+        self.stack: list[int] = []
+        self.produced: dict[int, tuple[int, torch.Tensor]] = {}
+        self.pending: dict[int, list[Row]] = {}
+
+    @property
+    def active(self) -> bool:
+        return self.watch is not None
+
+    def begin(self, modules: list[tuple[int, nn.Module]]) -> None:
+        """Watch the forward pass about to run (`modules`: the units to keep a stack of)."""
+        self.end()
+        for idx, module in modules:
+            self.handles.append(module.register_forward_pre_hook(self._pre_hook(idx)))
+        self.watch = ActivationWatch(self._seen)
+        self.watch.__enter__()
+
+    def end(self) -> None:
+        """Stop watching (also after a forward that raised); drop this pass's references."""
+        watch, self.watch = self.watch, None
+        if watch is not None and _current_mode() is watch:
+            watch.__exit__(None, None, None)
+        elif watch is not None:  # a mode pushed after ours is still on: ours stays inert
+            watch.seen = _ignore
+        for h in self.handles:
+            h.remove()
+        self.handles.clear()
+        self.stack.clear()
+        self.produced.clear()
+        self.pending.clear()
+
+    def _pre_hook(self, idx: int) -> Callable[[nn.Module, Any], None]:
+        def hook(module: nn.Module, args: Any) -> None:
+            self.stack.append(idx)
+
+        return hook
+
+    def unit_done(self, idx: int, output: torch.Tensor | None) -> list[Row] | None:
+        """Unit `idx` finished a call (its forward hook): the rows credited to that call."""
+        if self.stack and self.stack[-1] == idx:
+            self.stack.pop()
+        if output is not None:
+            self.produced[id(output)] = (idx, output)
+        return self.pending.pop(idx, None)
+
+    def _seen(self, kind: ActivationKind, out: torch.Tensor, x: torch.Tensor | None,
+              args: tuple[Any, ...], kwargs: dict[str, Any], mask: Mask | None) -> None:
+        if self.watch is None:
+            return
+        if self.stack:
+            idx, running = self.stack[-1], True
+        elif x is not None and (hit := self.produced.get(id(x))) is not None and hit[1] is x:
+            idx, running = hit[0], False
+        else:
+            return
+        if self.native[idx]:
+            return
+        if self.kinds.get(idx) != ActivationKind.RELU and self.kinds.get(idx) != kind:
+            self.kinds[idx] = kind
+            self.on_kind(idx, kind)
+        row = activation_row(kind, out, mask, args, kwargs)
+        if running:
+            self.pending.setdefault(idx, []).append(row)
+        else:
+            self.on_late(idx, row)
+
+
+def _ignore(*args: Any) -> None:
+    return None
+
+
+def _current_mode() -> TorchFunctionMode | None:
+    stack = _get_current_function_mode_stack()
+    return stack[-1] if stack else None

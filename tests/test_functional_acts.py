@@ -1,0 +1,180 @@
+"""Activations applied as functions (torch.tanh, x.sigmoid(), F.relu) are watched like
+activation modules: inside a unit they are that unit's; in a container's code they belong to
+the unit whose output they were applied to."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.overrides import _get_current_function_mode_stack
+
+from causal.diagnose import diagnose
+from causal.run import ActivationKind, LayerStat
+from causal.views import layer_series
+from neuraldbg import NeuralDbg
+from neuraldbg.functional_acts import RELU_FUNCS, SATURATING_FUNCS
+
+
+class Gate(nn.Module):
+    """WaveNet's gated unit, tanh(f) * sigmoid(g), written with functions (no parameters)."""
+
+    def forward(self, h):
+        f, g = h.chunk(2, dim=-1)
+        return torch.tanh(f) * g.sigmoid()
+
+
+class GatedNet(nn.Module):
+    def __init__(self, gate_bias: float) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 32)
+        with torch.no_grad():
+            self.proj.bias[16:] = gate_bias  # the gate half: sigmoid(-8) ~ 3e-4, shut
+        self.gate = Gate()
+        self.head = nn.Linear(16, 1)
+
+    def forward(self, x):
+        return self.head(self.gate(self.proj(x)))
+
+
+class FunctionalMLP(nn.Module):
+    """ReLUs applied in the container's own forward."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2, self.out = nn.Linear(8, 32), nn.Linear(32, 32), nn.Linear(32, 1)
+
+    def forward(self, x):
+        return self.out(F.relu(self.fc2(torch.relu(self.fc1(x)))))
+
+
+def _batches(n: int, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)) for _ in range(n)]
+
+
+def _train(model, data, dbg=None, lr=0.01):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    for x, y in data:
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        if dbg is not None:
+            dbg.record_loss(loss)
+        opt.step()
+
+
+def _node(run, name):
+    node = run.dag.node(name)
+    assert node is not None, name
+    return node
+
+
+def test_a_shut_functional_gate_is_a_saturated_unit(run_path):
+    torch.manual_seed(0)
+    model = GatedNet(gate_bias=-8.0)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        _train(model, _batches(60), dbg)
+    run = dbg.run
+    assert _node(run, "gate").activation_kind == ActivationKind.SATURATING
+    sat = [v for _, v in layer_series(run, LayerStat.ACT_SATURATED)["gate"]]
+    assert sat and min(sat) > 0.45  # the gate half is saturated, the tanh half is not
+    assert any(e.layer_name == "gate" and e.to_state == "activation_saturated"
+               for e in run.events)
+    hyps = diagnose(run)
+    assert hyps[0].cause == "saturation" and hyps[0].layer == "gate"
+
+
+def test_an_open_functional_gate_is_not_saturated(run_path):
+    torch.manual_seed(0)
+    model = GatedNet(gate_bias=0.0)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        _train(model, _batches(20), dbg)
+    run = dbg.run
+    assert _node(run, "gate").activation_kind == ActivationKind.SATURATING
+    sat = [v for _, v in layer_series(run, LayerStat.ACT_SATURATED)["gate"]]
+    assert sat and max(sat) < 0.1
+    assert not any(e.to_state == "activation_saturated" for e in run.events)
+
+
+def test_relus_in_a_containers_code_belong_to_the_unit_they_follow(run_path):
+    torch.manual_seed(0)
+    model = FunctionalMLP()
+    with torch.no_grad():
+        model.fc2.bias.fill_(-100.0)  # every fc2 unit is off for every input: dead
+    with NeuralDbg(model, path=run_path()) as dbg:
+        _train(model, _batches(10), dbg)
+    run = dbg.run
+    for name in ("fc1", "fc2"):
+        assert _node(run, name).activation_kind == ActivationKind.RELU
+    assert _node(run, "out").activation_kind == ActivationKind.OTHER
+    dead = layer_series(run, LayerStat.ACT_DEAD)
+    assert [v for _, v in dead["fc2"]] and all(v == 1.0 for _, v in dead["fc2"])
+    assert all(v < 0.5 for _, v in dead["fc1"])
+    assert all(math.isnan(v) for _, v in dead.get("out", []))
+
+
+def test_activation_modules_are_not_counted_twice(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+    with NeuralDbg(model, path=run_path(), preset="full") as dbg:
+        _train(model, _batches(4), dbg)
+    run = dbg.run
+    assert _node(run, "0").activation_kind == ActivationKind.OTHER  # nn.Tanh measures itself
+    assert _node(run, "1").activation_kind == ActivationKind.SATURATING
+
+
+@pytest.mark.parametrize("preset", ["standard", "full"])
+def test_watching_functional_activations_changes_no_numerics(run_path, preset):
+    def build():
+        torch.manual_seed(3)
+        return nn.Sequential(GatedNet(gate_bias=-1.0), nn.Dropout(0.1))
+
+    data = _batches(30, seed=1)
+    plain = build()
+    torch.manual_seed(5)
+    _train(plain, data)
+    watched = build()
+    torch.manual_seed(5)
+    with NeuralDbg(watched, path=run_path(), preset=preset) as dbg:
+        _train(watched, data, dbg)
+    for (n, a), b in zip(plain.state_dict().items(), watched.state_dict().values(), strict=True):
+        assert torch.equal(a, b), n
+    assert not _get_current_function_mode_stack()
+
+
+def test_a_forward_that_raises_leaves_no_function_mode_behind(run_path):
+    class Fails(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(8, 1)
+
+        def forward(self, x):
+            h = torch.tanh(self.lin(x))
+            if x.shape[0] == 3:
+                raise ValueError("bad batch")
+            return h
+
+    model = Fails()
+    with NeuralDbg(model, path=run_path(), preset="full") as dbg:
+        _train(model, _batches(2), dbg)
+        with pytest.raises(ValueError, match="bad batch"):
+            model(torch.randn(3, 8))
+        _train(model, _batches(2), dbg)  # training goes on; the next step cleans up
+        assert not _get_current_function_mode_stack()
+    assert not _get_current_function_mode_stack()
+    assert _node(dbg.run, "lin").activation_kind == ActivationKind.SATURATING
+
+
+def test_every_spelling_of_an_activation_is_known():
+    x = torch.randn(4)
+    for f in (torch.tanh, torch.Tensor.tanh, F.tanh, torch.sigmoid, torch.Tensor.sigmoid,
+              F.sigmoid, torch.special.expit, F.hardtanh, F.softsign, F.hardsigmoid):
+        assert f in SATURATING_FUNCS, f
+        f(x)
+    for f in (torch.relu, torch.Tensor.relu, F.relu, F.relu6):
+        assert f in RELU_FUNCS, f
+        f(x)
