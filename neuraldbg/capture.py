@@ -27,7 +27,7 @@ from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
 from neuraldbg.nonfinite import forward_origin
 from neuraldbg.packing import collect, queue_quiet
-from neuraldbg.preserve import preserved, runs_collectives
+from neuraldbg.preserve import module_generators, preserved, runs_collectives
 from neuraldbg.recorder import FlightRecorder
 from neuraldbg.replay import forward_call, run_again, weights_version
 from neuraldbg.stats import (
@@ -77,6 +77,8 @@ class StepCapture:
         # keep every module output on every step, or only run the forward again when needed
         # (a forward that may run collectives is never run again: see `preserve.runs_collectives`)
         self.can_replay = not runs_collectives(dbg.model)
+        # random generators the modules keep (their states are part of a replayed pass)
+        self.generators = module_generators(dbg.model.modules())
         stash = self.schedule.stash
         self.keep_outputs = (not (self.cpu and self.can_replay)) if stash is None else stash
         self.leaf_hooks: list[tuple[nn.Module, Callable[..., None]]] = []
@@ -261,7 +263,8 @@ class StepCapture:
                 self.inner.begin([(i, u.module) for i, u in enumerate(self.units)])
             if not b.stash_on:  # no outputs kept: what it takes to run this pass again
                 b.calls.append(forward_call(args, kwargs, device,
-                                            weights_version(self.grouper.params)))
+                                            weights_version(self.grouper.params),
+                                            self.generators))
             self.in_forward = True
         except Exception as e:
             self.dbg._internal_error("forward pre-hook", e)

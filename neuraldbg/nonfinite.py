@@ -98,6 +98,28 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
     return None
 
 
+def _loss_inputs(cap: StepCapture, b: StepBuffer) -> dict[str, Any]:
+    """For a value born in the loss: the unit that produced the model's output (the same
+    storage), and how many output values sit exactly on 0 or 1, where log, log(1 - p),
+    division and their gradients break. Empty when the outputs were not kept."""
+    stash = cap.stash_entries(b)
+    roots = [e for e in stash if e.name == "" and e.output is not None]
+    if not roots:
+        return {}
+    out = roots[-1].output
+    assert out is not None
+    ptr = out.untyped_storage().data_ptr()
+    producer = next((e for e in reversed(stash) if e.unit >= 0 and e.name != ""
+                     and e.output is not None
+                     and e.output.untyped_storage().data_ptr() == ptr), None)
+    if producer is None:
+        return {}
+    o = out.detach()
+    counts = torch.stack([(o == 0).sum(), (o == 1).sum()]).tolist()  # the hunt step only
+    return {"output_layer": producer.name, "output_zeros": int(counts[0]),
+            "output_ones": int(counts[1]), "output_numel": o.numel()}
+
+
 def _flags(rest: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
     """One-element sums of the other outputs (non-finite exactly when the tensor is)."""
     return [r.detach().sum(dtype=torch.float32) for r in rest]
@@ -164,7 +186,7 @@ def origin_event(cap: StepCapture, step: int, b: StepBuffer, loss: float | None,
                               exact=False, **extra)
     if loss is not None and not math.isfinite(loss):
         return _event(step, LOSS, Direction.LOSS, 1.0, math.isnan(loss),
-                      exact=bool(b.stash), **extra)
+                      exact=bool(b.stash), **extra, **_loss_inputs(cap, b))
     if grads is not None:
         ev = _backward_origin(cap, step, grads)
         if ev is not None:

@@ -5,7 +5,7 @@ on a failing step. `runs_collectives` says when an extra forward must not run at
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -30,6 +30,17 @@ def runs_collectives(model: nn.Module) -> bool:
 _MISSING = object()
 
 
+def module_generators(modules: Iterable[nn.Module]) -> list[torch.Generator]:
+    """The random generators modules keep as attributes (`self.noise = torch.Generator()`,
+    drawn from with `torch.randn(..., generator=self.noise)`), each once."""
+    found: dict[int, torch.Generator] = {}
+    for module in modules:
+        for value in vars(module).values():
+            if isinstance(value, torch.Generator):
+                found.setdefault(id(value), value)
+    return list(found.values())
+
+
 def _same_items(now: Any, saved: Any) -> bool:
     """Same length and the same objects (by identity: tensors must not be compared by value)."""
     if len(now) != len(saved):
@@ -41,7 +52,8 @@ def _same_items(now: Any, saved: Any) -> bool:
 
 @contextmanager
 def preserved(model: nn.Module) -> Iterator[None]:
-    """Snapshot `model`'s buffers, its modules' own attributes and the RNG states; restore all
+    """Snapshot `model`'s buffers, its modules' own attributes and the RNG states (the global
+    generators and those the modules keep); restore all
     on exit (also on error). Attributes are put back as objects (a counter or flag that a
     forward rebinds, `self.calls += 1`, returns to its value; one it creates goes away), and
     the contents of a module's own public lists and dicts too (`self.history.append(...)`)."""
@@ -53,6 +65,7 @@ def preserved(model: nn.Module) -> Iterator[None]:
     contents = [(v, list(v) if isinstance(v, list) else dict(v))
                 for _, saved in attrs for k, v in saved.items()
                 if not k.startswith("_") and isinstance(v, (list, dict))]
+    generators = [(g, g.get_state()) for g in module_generators(modules)]
     cpu_rng = torch.get_rng_state()
     cuda_rng = (torch.cuda.get_rng_state_all()
                 if torch.cuda.is_available() and torch.cuda.is_initialized() else None)
@@ -77,6 +90,8 @@ def preserved(model: nn.Module) -> Iterator[None]:
                 else:
                     container.clear()
                     container.update(items)
+        for g, state in generators:
+            g.set_state(state)
         torch.set_rng_state(cpu_rng)
         if cuda_rng is not None:
             torch.cuda.set_rng_state_all(cuda_rng)

@@ -33,6 +33,7 @@ class ForwardCall(NamedTuple):
     amp: torch.dtype | None  # the autocast dtype in force, None when autocast was off
     versions: tuple[int, ...]  # version counters of its tensor inputs
     weights: int  # the sum of the parameters' version counters (an in-place update bumps it)
+    generators: tuple[tuple[torch.Generator, torch.Tensor], ...] = ()  # the modules' own
 
     def repeatable(self, weights: int) -> bool:
         """The weights are still the ones this pass used (an optimizer that runs a closure,
@@ -41,11 +42,15 @@ class ForwardCall(NamedTuple):
         return weights == self.weights and _versions(self.args, self.kwargs) == self.versions
 
 
-def forward_call(args: Any, kwargs: Any, device: str, weights: int) -> ForwardCall:
+def forward_call(args: Any, kwargs: Any, device: str, weights: int,
+                 generators: Sequence[torch.Generator] = ()) -> ForwardCall:
+    """What it takes to run this forward pass again; `generators`: those the model's modules
+    keep as attributes (`preserve.module_generators`), whose states are kept too."""
     amp = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
     cuda_rng = torch.cuda.get_rng_state() if device == "cuda" else None  # no sync: host state
     return ForwardCall(args, kwargs, _cpu_generator.get_state(), cuda_rng, device, amp,
-                       _versions(args, kwargs), weights)
+                       _versions(args, kwargs), weights,
+                       tuple((g, g.get_state()) for g in generators))
 
 
 def weights_version(params: Sequence[torch.Tensor]) -> int:
@@ -65,6 +70,8 @@ def run_again(model: torch.nn.Module, call: ForwardCall) -> Any:
     _cpu_generator.set_state(call.rng)
     if call.cuda_rng is not None:
         torch.cuda.set_rng_state(call.cuda_rng)
+    for g, state in call.generators:
+        g.set_state(state)
     with torch.enable_grad(), torch.autocast(call.device, dtype=call.amp,
                                              enabled=call.amp is not None):
         return model(*call.args, **call.kwargs)

@@ -40,9 +40,10 @@ class SuiteError(NeuralDbgError, ValueError):
     """A suite directory is missing or holds no scenario files; the message says what to pass."""
 
 
-#: The bundled suite's two splits: `train` (the families the hand-set tables were checked against
-#: and `neuraldbg fit` fits on) and `heldout` (never tuned on; what `neuraldbg bench` scores).
-SPLITS = ("train", "heldout")
+#: The bundled suite's splits: `train` (the families the hand-set tables were checked against
+#: and `neuraldbg fit` fits on), `heldout` (never tuned on; what `neuraldbg bench` scores) and
+#: `probe` (written blind, like heldout, then used to find capture gaps; never fitted on).
+SPLITS = ("train", "heldout", "probe")
 
 
 def bundled_suite(split: str | None = None) -> Path:

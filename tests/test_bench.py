@@ -305,5 +305,7 @@ def test_the_bundled_splits_share_no_family():
     from neuraldbg.suite import bundled_suite, suite_files
     train = {p.stem for p in suite_files(None, split="train")}
     held = {p.stem for p in suite_files(None, split="heldout")}
-    assert train and held and not train & held
-    assert {p.stem for p in suite_files(bundled_suite())} == train | held
+    probe = {p.stem for p in suite_files(None, split="probe")}
+    assert train and held and probe
+    assert not train & held and not train & probe and not held & probe
+    assert {p.stem for p in suite_files(bundled_suite())} == train | held | probe

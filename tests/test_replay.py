@@ -384,3 +384,66 @@ def test_preserved_restores_lists_of_tensors_by_identity():
     with preserved(m):
         m(torch.randn(3))
     assert len(m.outs) == 1 and m.outs[0] is first and m.named == {"a": a}
+
+
+class Noisy(nn.Module):
+    """Adds noise drawn from a generator the module keeps (a VAE's reparameterisation)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.noise = torch.Generator().manual_seed(5)
+
+    def forward(self, x):
+        return x + 0.1 * torch.randn(x.shape, generator=self.noise)
+
+
+def test_the_replay_puts_back_the_generators_modules_keep(run_path):
+    """The replayed pass draws the same noise as the original one, and the module's generator
+    is left where the original pass left it."""
+    def build():
+        torch.manual_seed(3)
+        m = _model()
+        m[2] = Noisy()  # in the Dropout's slot, before the blow-up
+        return m
+
+    m1 = build()
+    _train(m1, 14, on_at=9)
+    m2 = build()
+    with NeuralDbg(m2, path=run_path()) as dbg:
+        _train(m2, 14, dbg, on_at=9)
+    assert torch.equal(m1[2].noise.get_state(), m2[2].noise.get_state())
+    for (n, a), b in zip(m1.state_dict().items(), m2.state_dict().values(), strict=True):
+        assert torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)), n
+    ev = dbg.run.first_nonfinite
+    assert ev.layer_name == "3" and ev.metadata.get("replayed") is True
+
+
+def test_a_loss_born_value_names_the_layer_whose_outputs_sat_on_its_singular_point(run_path):
+    """A hand-written BCE, -(y log p + (1 - y) log(1 - p)), on a sigmoid output that rounds to
+    exactly 1.0: 0 * log(0) is NaN in the loss; the origin names the Sigmoid and the count."""
+    from causal.causes.unsafe_op import UnsafeOp
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1), nn.Sigmoid())
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step in range(8):
+            if step == 5:
+                with torch.no_grad():
+                    model[2].bias.fill_(100.0)  # sigmoid(100) == 1.0 in float32
+            opt.zero_grad()
+            p = model(torch.randn(16, 8, generator=g))
+            y = torch.ones_like(p)
+            loss = -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (5, LOSS, Direction.LOSS)
+    assert ev.metadata["output_layer"] == "3" and ev.metadata["output_ones"] == 16
+    loc = UnsafeOp().localize(dbg.run)
+    assert (loc.layer, loc.step) == ("3", 5)
+    assert UnsafeOp().describe(dbg.run, loc) == (
+        "An unsafe op in the loss produced nan at step 5: 0 output values of '3' (Sigmoid) were "
+        "exactly 0 and 16 exactly 1 (log(p), log(1 - p) or a division there is inf)")
