@@ -22,6 +22,7 @@ from causal.run import LayerStat
 from causal.runfile import RunWriter
 from neuraldbg.analyze import Analyzer, Deferred, RawStep
 from neuraldbg.dag_tracker import DagTracker
+from neuraldbg.forward_state import EMPTY, ForwardState
 from neuraldbg.functional_acts import InnerActivations, Row, merge_rows
 from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
@@ -77,8 +78,10 @@ class StepCapture:
         # keep every module output on every step, or only run the forward again when needed
         # (a forward that may run collectives is never run again: see `preserve.runs_collectives`)
         self.can_replay = not runs_collectives(dbg.model)
-        # random generators the modules keep (their states are part of a replayed pass)
+        # random generators the modules keep, and the module state a forward changes: both
+        # are part of what a replayed pass must begin with
         self.generators = module_generators(dbg.model.modules())
+        self.fstate = ForwardState(dbg.model) if self.can_replay else None
         stash = self.schedule.stash
         self.keep_outputs = (not (self.cpu and self.can_replay)) if stash is None else stash
         self.leaf_hooks: list[tuple[nn.Module, Callable[..., None]]] = []
@@ -261,10 +264,12 @@ class StepCapture:
                 self.set_leaf_hooks(slow or b.stash_on)
             if b.full and self.watch_inner:  # activations applied as functions, too
                 self.inner.begin([(i, u.module) for i, u in enumerate(self.units)])
+            if b.full and self.fstate is not None:
+                self.fstate.watch_begin()  # learn what a forward changes
             if not b.stash_on:  # no outputs kept: what it takes to run this pass again
-                b.calls.append(forward_call(args, kwargs, device,
-                                            weights_version(self.grouper.params),
-                                            self.generators))
+                b.calls.append(forward_call(
+                    args, kwargs, device, weights_version(self.grouper.params), self.generators,
+                    self.fstate.snapshot() if self.fstate is not None else EMPTY))
             self.in_forward = True
         except Exception as e:
             self.dbg._internal_error("forward pre-hook", e)
@@ -272,6 +277,8 @@ class StepCapture:
     def on_forward_end(self, module: nn.Module, args: Any, output: Any) -> None:
         if self.inner.active:
             self.inner.end()
+        if self.fstate is not None and not self.replaying:
+            self.fstate.watch_end()
         if not self.in_forward:
             return
         self.in_forward = False

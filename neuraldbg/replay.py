@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from neuraldbg.forward_state import EMPTY, Snapshot, restore
 from neuraldbg.stats import iter_tensors
 
 _cpu_generator = torch.default_generator  # what torch.get_rng_state() reads
@@ -34,6 +35,7 @@ class ForwardCall(NamedTuple):
     versions: tuple[int, ...]  # version counters of its tensor inputs
     weights: int  # the sum of the parameters' version counters (an in-place update bumps it)
     generators: tuple[tuple[torch.Generator, torch.Tensor], ...] = ()  # the modules' own
+    state: Snapshot = EMPTY  # module state the forward changes, as the pass began
 
     def repeatable(self, weights: int) -> bool:
         """The weights are still the ones this pass used (an optimizer that runs a closure,
@@ -43,14 +45,16 @@ class ForwardCall(NamedTuple):
 
 
 def forward_call(args: Any, kwargs: Any, device: str, weights: int,
-                 generators: Sequence[torch.Generator] = ()) -> ForwardCall:
+                 generators: Sequence[torch.Generator] = (),
+                 state: Snapshot = EMPTY) -> ForwardCall:
     """What it takes to run this forward pass again; `generators`: those the model's modules
-    keep as attributes (`preserve.module_generators`), whose states are kept too."""
+    keep as attributes (`preserve.module_generators`), whose states are kept too; `state`: the
+    module state the forward changes (`ForwardState.snapshot`), as the pass begins."""
     amp = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
     cuda_rng = torch.cuda.get_rng_state() if device == "cuda" else None  # no sync: host state
     return ForwardCall(args, kwargs, _cpu_generator.get_state(), cuda_rng, device, amp,
                        _versions(args, kwargs), weights,
-                       tuple((g, g.get_state()) for g in generators))
+                       tuple((g, g.get_state()) for g in generators), state)
 
 
 def weights_version(params: Sequence[torch.Tensor]) -> int:
@@ -70,8 +74,9 @@ def run_again(model: torch.nn.Module, call: ForwardCall) -> Any:
     _cpu_generator.set_state(call.rng)
     if call.cuda_rng is not None:
         torch.cuda.set_rng_state(call.cuda_rng)
-    for g, state in call.generators:
-        g.set_state(state)
+    for g, rng in call.generators:
+        g.set_state(rng)
+    restore(call.state)
     with torch.enable_grad(), torch.autocast(call.device, dtype=call.amp,
                                              enabled=call.amp is not None):
         return model(*call.args, **call.kwargs)

@@ -447,3 +447,44 @@ def test_a_loss_born_value_names_the_layer_whose_outputs_sat_on_its_singular_poi
     assert UnsafeOp().describe(dbg.run, loc) == (
         "An unsafe op in the loss produced nan at step 5: 0 output values of '3' (Sigmoid) were "
         "exactly 0 and 16 exactly 1 (log(p), log(1 - p) or a division there is inf)")
+
+
+class FaultOnCall(nn.Module):
+    """inf on exactly its `at`-th call, counted by a buffer or by a plain attribute: a forward
+    that changes its own state (a counter driving a schedule)."""
+
+    def __init__(self, at: int, buffer: bool) -> None:
+        super().__init__()
+        self.at, self.buffer = at, buffer
+        if buffer:
+            self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+        else:
+            self.calls = 0
+
+    def forward(self, x):
+        if isinstance(x, torch.fx.Proxy):  # the layer DAG's trace is not a call
+            return x
+        self.calls += 1
+        return x * float("inf") if int(self.calls) == self.at else x
+
+
+@pytest.mark.parametrize("buffer", [True, False])
+def test_a_replayed_pass_starts_from_the_state_its_forward_changes(run_path, buffer):
+    """The fault fires on call 8 only; replayed from the state left after that call (9), the
+    pass would be clean and the origin lost."""
+    def build():
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(8, 8), nn.Tanh(), FaultOnCall(8, buffer), nn.Linear(8, 1))
+
+    m1 = build()
+    with torch.no_grad():
+        for _ in range(10):
+            m1(torch.randn(2, 8))
+    calls_after_10 = int(m1[2].calls)
+    m2 = build()
+    with NeuralDbg(m2, path=run_path()) as dbg:
+        _square_loss_steps(m2, dbg, 10)
+    assert int(m2[2].calls) == calls_after_10 == 10  # the replay left the counter as it was
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (7, "2", Direction.FORWARD)
+    assert ev.metadata.get("replayed") is True
