@@ -178,9 +178,12 @@ class StepCapture:
             b = self.buf
             if not self.in_forward or not b.open:
                 return
+            watching = self.inner.active
             try:
                 t = output if type(output) is torch.Tensor else first_float(output)
-                inner = self.inner.unit_done(idx, t) if self.inner.active else None
+                inner = self.inner.unit_done(idx, t) if watching else None
+                if watching:
+                    self.inner.pause(True)
                 if t is None or not t.is_floating_point():
                     return
                 if self.fwd_slow or name not in order:
@@ -198,6 +201,9 @@ class StepCapture:
                         b.stash.append(entry)
             except Exception as e:
                 self.dbg._internal_error(f"forward hook of {name!r}", e)
+            finally:
+                if watching:
+                    self.inner.pause(False)
 
         return hook
 
@@ -214,13 +220,17 @@ class StepCapture:
         def hook(module: nn.Module, args: Any, output: Any) -> None:
             if not self.in_forward or not self.buf.stash_on:
                 return
-            if type(output) is torch.Tensor:
-                if output.is_floating_point():
-                    self.buf.stash.append(raw_entry(slot, output, args))
-            else:
-                entry = output_entry(slot, output, args)
-                if entry is not None:
-                    self.buf.stash.append(entry)
+            self.inner.pause(True)
+            try:
+                if type(output) is torch.Tensor:
+                    if output.is_floating_point():
+                        self.buf.stash.append(raw_entry(slot, output, args))
+                else:
+                    entry = output_entry(slot, output, args)
+                    if entry is not None:
+                        self.buf.stash.append(entry)
+            finally:
+                self.inner.pause(False)
 
         return hook
 

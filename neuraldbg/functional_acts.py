@@ -12,6 +12,7 @@ steps run without it.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -91,16 +92,21 @@ def activation_row(kind: ActivationKind, y: torch.Tensor, mask: Mask | None,
 
 class ActivationWatch(TorchFunctionMode):
     """Calls `seen(kind, output, input, args, kwargs, mask)` for every saturating or ReLU-family
-    function applied while it is active; everything else passes through untouched."""
+    function applied while it is active, and `flow(output, args, kwargs)` for every other call
+    (where values come from); the calls themselves run untouched."""
 
-    def __init__(self, seen: Callable[..., None]) -> None:
+    def __init__(self, seen: Callable[..., None],
+                 flow: Callable[[Any, tuple[Any, ...], dict[str, Any]], None]) -> None:
         super().__init__()
-        self.seen = seen
+        self.seen, self.flow = seen, flow
+        self.paused = False  # the monitor's own work inside the forward pass (its hooks)
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
                            kwargs: dict[str, Any] | None = None) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
+        if self.paused:
+            return out
         mask = SATURATING_FUNCS.get(func)
         kind = ActivationKind.SATURATING if mask is not None else (
             ActivationKind.RELU if func in RELU_FUNCS else None)
@@ -108,6 +114,7 @@ class ActivationWatch(TorchFunctionMode):
                 and out.numel():
             x = args[0] if args and isinstance(args[0], torch.Tensor) else None
             self.seen(kind, out, x, args, kwargs, mask)
+        self.flow(out, args, kwargs)
         return out
 
 
@@ -123,9 +130,12 @@ def merge_rows(act: torch.Tensor, rows: list[Row]) -> torch.Tensor:
 
 class InnerActivations:
     """Activations applied as functions during one full-statistics forward pass, credited to
-    units: the innermost unit running (its forward pre-hooks keep a stack), else the unit whose
-    output the function was applied to. Units that are activation modules themselves (nn.Tanh
-    calls torch.tanh) already measure their own output and are skipped.
+    units: the innermost unit running (its forward pre-hooks keep a stack), else the unit its
+    input comes from. Values computed in a container's own code (outside every unit) carry the
+    unit they come from: of a call's tensor arguments, the one a unit produced last
+    (`torch.tanh(F.linear(h, W))` with W made by a hypernetwork unit is that unit's). Units
+    that are activation modules themselves (nn.Tanh calls torch.tanh) already measure their own
+    output and are skipped.
 
     `on_kind(unit, kind)` is called the first time a unit is seen applying a saturating or
     ReLU-family function (ReLU wins over saturating, as for modules); `on_late(unit, row)` when
@@ -141,7 +151,9 @@ class InnerActivations:
         self.watch: ActivationWatch | None = None
         self.handles: list[RemovableHandle] = []
         self.stack: list[int] = []
-        self.produced: dict[int, tuple[int, torch.Tensor]] = {}
+        # id(tensor) -> (unit it comes from, production order, the tensor, weakly)
+        self.produced: dict[int, tuple[int, int, weakref.ref[torch.Tensor]]] = {}
+        self.seq = 0
         self.pending: dict[int, list[Row]] = {}
 
     @property
@@ -153,7 +165,7 @@ class InnerActivations:
         self.end()
         for idx, module in modules:
             self.handles.append(module.register_forward_pre_hook(self._pre_hook(idx)))
-        self.watch = ActivationWatch(self._seen)
+        self.watch = ActivationWatch(self._seen, self._flow)
         self.watch.__enter__()
 
     def end(self) -> None:
@@ -181,8 +193,40 @@ class InnerActivations:
         if self.stack and self.stack[-1] == idx:
             self.stack.pop()
         if output is not None:
-            self.produced[id(output)] = (idx, output)
+            self._mark(output, idx)
         return self.pending.pop(idx, None)
+
+    def _mark(self, t: torch.Tensor, idx: int) -> None:
+        self.seq += 1
+        self.produced[id(t)] = (idx, self.seq, weakref.ref(t))
+
+    def _source(self, t: Any) -> tuple[int, int] | None:
+        """(unit, order) of the unit tensor `t` comes from, if known."""
+        if not isinstance(t, torch.Tensor):
+            return None
+        hit = self.produced.get(id(t))
+        return (hit[0], hit[1]) if hit is not None and hit[2]() is t else None
+
+    def _flow(self, out: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """A call in a container's own code: its outputs come from the unit its latest-produced
+        tensor argument came from."""
+        if self.watch is None or self.stack:
+            return
+        found = [src for a in (*args, *kwargs.values())
+                 for t in (a if isinstance(a, (list, tuple)) else (a,))
+                 if (src := self._source(t)) is not None]
+        if not found:
+            return
+        idx = max(found, key=lambda src: src[1])[0]
+        for t in (out if isinstance(out, (list, tuple)) else (out,)):
+            if isinstance(t, torch.Tensor) and self._source(t) is None:
+                self._mark(t, idx)
+
+    def pause(self, paused: bool) -> None:
+        """Stop (or go on) watching: the monitor's own torch calls inside the forward pass are
+        neither activations of the model nor where its values come from."""
+        if self.watch is not None:
+            self.watch.paused = paused
 
     def _seen(self, kind: ActivationKind, out: torch.Tensor, x: torch.Tensor | None,
               args: tuple[Any, ...], kwargs: dict[str, Any], mask: Mask | None) -> None:
@@ -190,8 +234,8 @@ class InnerActivations:
             return
         if self.stack:
             idx, running = self.stack[-1], True
-        elif x is not None and (hit := self.produced.get(id(x))) is not None and hit[1] is x:
-            idx, running = hit[0], False
+        elif (src := self._source(x)) is not None:
+            idx, running = src[0], False
         else:
             return
         if self.native[idx]:

@@ -178,3 +178,32 @@ def test_every_spelling_of_an_activation_is_known():
     for f in (torch.relu, torch.Tensor.relu, F.relu, F.relu6):
         assert f in RELU_FUNCS, f
         f(x)
+
+
+class HyperNet(nn.Module):
+    """A hypernetwork makes the weights of a tanh layer that the container applies itself:
+    torch.tanh(F.linear(x, W)), no module between them."""
+
+    def __init__(self, scale: float) -> None:
+        super().__init__()
+        self.embed = nn.Linear(4, 8)
+        self.hyper = nn.Linear(8, 16 * 8)
+        with torch.no_grad():
+            self.hyper.weight.mul_(scale)
+        self.head = nn.Linear(16, 1)
+
+    def forward(self, x):
+        w = self.hyper(self.embed(x[:1, :4])).view(16, 8)
+        return self.head(torch.tanh(F.linear(x, w)))
+
+
+def test_an_activation_of_values_made_in_a_containers_code_belongs_to_their_source(run_path):
+    torch.manual_seed(0)
+    model = HyperNet(scale=50.0)  # generated weights far too large: the tanh saturates
+    with NeuralDbg(model, path=run_path()) as dbg:
+        _train(model, _batches(5), dbg)
+    run = dbg.run
+    assert _node(run, "hyper").activation_kind == ActivationKind.SATURATING
+    assert _node(run, "embed").activation_kind == ActivationKind.OTHER
+    sat = [v for _, v in layer_series(run, LayerStat.ACT_SATURATED)["hyper"]]
+    assert sat and min(sat) > 0.5
