@@ -23,6 +23,8 @@ from torch.nn.modules.batchnorm import _NormBase
 Snapshot = tuple[tuple[tuple[nn.Module, str, torch.Tensor], ...],
                  tuple[tuple[nn.Module, str, Any], ...]]
 EMPTY: Snapshot = ((), ())
+#: Full-statistics passes whose state changes are learnt (each costs a walk over the modules).
+LEARN_PASSES = 8
 
 
 class ForwardState:
@@ -32,11 +34,16 @@ class ForwardState:
         self.modules = [m for m in dict.fromkeys(model.modules())]
         self.buffers: dict[tuple[int, str], tuple[nn.Module, str]] = {}
         self.attrs: dict[tuple[int, str], tuple[nn.Module, str]] = {}
+        self.learnt = 0  # passes watched so far
         self._before: list[tuple[nn.Module, dict[str, Any],
                                  dict[str, tuple[torch.Tensor, int]]]] | None = None
 
     def watch_begin(self) -> None:
-        """Note the state before a pass whose changes are to be learnt."""
+        """Note the state before a pass whose changes are to be learnt (the first
+        `LEARN_PASSES` full-statistics passes: what a forward changes shows at once)."""
+        if self.learnt >= LEARN_PASSES:
+            return
+        self.learnt += 1
         self._before = [
             (m, dict(vars(m)),
              {k: (b, b._version) for k, b in m._buffers.items() if b is not None})

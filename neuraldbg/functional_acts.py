@@ -174,7 +174,7 @@ class InnerActivations:
         if watch is not None and _current_mode() is watch:
             watch.__exit__(None, None, None)
         elif watch is not None:  # a mode pushed after ours is still on: ours stays inert
-            watch.seen = _ignore
+            watch.paused = True
         for h in self.handles:
             h.remove()
         self.handles.clear()
@@ -248,10 +248,6 @@ class InnerActivations:
             self.pending.setdefault(idx, []).append(row)
         else:
             self.on_late(idx, row)
-
-
-def _ignore(*args: Any) -> None:
-    return None
 
 
 def _current_mode() -> TorchFunctionMode | None:
