@@ -19,30 +19,19 @@ Reported per model: the median over rounds of (mode median step / plain median s
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import overhead as ov  # benchmarks/overhead.py: this script's folder is on sys.path
 import torch
 
 from neuraldbg import NeuralDbg
 
 MODES = ("plain", "norms", "+moments", "+hooks", "monitor")
-
-
-def _overhead_module() -> Any:
-    path = Path(__file__).with_name("overhead.py")
-    spec = importlib.util.spec_from_file_location("overhead", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["overhead"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def run_mode(spec: Any, mode: str, batches: list[Any], warmup: int, steps: int,
@@ -98,7 +87,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", default="tanh_mlp")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    ov = _overhead_module()
     malloc = ov.pin_malloc()  # as overhead.py does
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, rounds {args.rounds}, "
           f"warmup {args.warmup}, steps {args.steps}, malloc {malloc}")

@@ -24,30 +24,19 @@ resolved; the ratio to report against the target is still overhead.py's.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import overhead as ov  # benchmarks/overhead.py: this script's folder is on sys.path
 import torch
 
 from neuraldbg import NeuralDbg
 
 PHASES = ("zero_grad", "forward", "loss", "backward", "record_loss", "optimizer", "step")
-
-
-def _overhead_module() -> Any:
-    path = Path(__file__).with_name("overhead.py")
-    spec = importlib.util.spec_from_file_location("overhead", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["overhead"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def segment(model: torch.nn.Module, opt: torch.optim.Optimizer, spec: Any,
@@ -94,7 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", default="tanh_mlp")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    ov = _overhead_module()
     malloc = ov.pin_malloc()  # as overhead.py does
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, rounds {args.rounds}, "
           f"warmup {args.warmup}, steps {args.steps}, malloc {malloc}")
