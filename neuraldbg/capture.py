@@ -260,7 +260,7 @@ class StepCapture:
             device = "cpu"
             if x is not None:
                 n = x.numel()
-                if n:
+                if n and x.is_floating_point():  # ids and labels are categories: no scale
                     b.inputs.append((moments(x), n, x))
                 device = "cpu" if x.is_cpu else x.device.type
                 if torch.is_autocast_enabled(device):
@@ -360,7 +360,7 @@ class StepCapture:
             nonfinite = not math.isfinite(value)
         if nonfinite:
             self.hunt_now(b)
-        if target is not None and target.numel():
+        if target is not None and target.numel() and target.is_floating_point():
             b.targets.append((moments(target), target.numel(), target))
 
     def _begin_step(self) -> StepBuffer:
