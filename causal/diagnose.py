@@ -100,11 +100,16 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             lines.append(f"Healthy: no root cause reaches {threshold:.2f}.")
             others = [h for h in hypotheses if h.confidence >= 0.1]
         else:  # it went non-finite: a failure none of the known causes explains well
+            m = origin.metadata
+            where = f"{m.get('direction', '?')}, {layer_label(run, origin.layer_name)}"
+            at_bound = int(m.get("output_zeros", 0)) + int(m.get("output_ones", 0))
+            if m.get("output_layer") and at_bound:
+                where += (f", on outputs of {layer_label(run, str(m['output_layer']))} of which "
+                          f"{m.get('output_zeros', 0)} were exactly 0 and "
+                          f"{m.get('output_ones', 0)} exactly 1")
             lines.append(
                 f"Unexplained failure: the first non-finite value was born at step "
-                f"{origin.step} ({origin.metadata.get('direction', '?')}, "
-                f"{layer_label(run, origin.layer_name)}), but no root cause reaches "
-                f"{threshold:.2f}.")
+                f"{origin.step} ({where}), but no root cause reaches {threshold:.2f}.")
             others = hypotheses
         if others:
             lines.append("  weaker candidates: " + ", ".join(

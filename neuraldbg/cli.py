@@ -42,13 +42,24 @@ def _load_plugins(modules: Sequence[str] | None) -> None:
 def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None) -> None:
     import json
 
-    from causal.diagnose import builtin_registry, collect_evidence, diagnose, format_diagnosis
+    from causal.diagnose import (
+        builtin_registry,
+        collect_evidence,
+        diagnose,
+        format_diagnosis,
+        is_healthy,
+    )
+    from causal.views import first_origin
 
-    hyps = diagnose(run, parameters="shipped" if params is None else params)
+    parameters = "shipped" if params is None else params
+    hyps = diagnose(run, parameters=parameters)
     if as_json:
         print(json.dumps({"run": getattr(run, "path", None),
                           "hypotheses": [h.to_dict() for h in hyps]}, indent=2))
         return
+    if is_healthy(hyps) and first_origin(run) is not None:
+        # an unexplained failure: show its weaker candidates, however weak
+        hyps = diagnose(run, min_confidence=0.0, parameters=parameters)
     print(format_diagnosis(run, hyps, collect_evidence(run, builtin_registry())))
 
 

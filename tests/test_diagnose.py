@@ -235,6 +235,12 @@ def test_a_run_that_went_nonfinite_is_never_reported_healthy():
     text = format_diagnosis(run, [], {"nonfinite_birth": {"loss": 1.0}})  # no cause reached 0.5
     assert text.startswith("Unexplained failure: the first non-finite value was born at step 200")
     assert "Healthy" not in text and "nonfinite_birth=loss" in text
+    at_bound = Run({}, healthy.dag, (Event(200, LOSS, "nonfinite_origin", "finite", "nan", 1.0,
+                                           {"direction": "loss", "output_layer": "8",
+                                            "output_zeros": 0, "output_ones": 5}),),
+                   healthy.series, healthy.settings, healthy.windows)
+    assert "on outputs of '8' (Linear) of which 0 were exactly 0 and 5 exactly 1" in (
+        format_diagnosis(at_bound, []))
 
 
 def test_coupled_transitions_name_the_cause_and_say_so():
