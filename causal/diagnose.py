@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Union
 from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
 from causal.run import Run
-from causal.views import first_origin, layer_label
+from causal.views import first_origin, layer_label, loss_output_at_bound
 
 if TYPE_CHECKING:
     from causal.parameters import FittedParameters
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 Parameters = Union["FittedParameters", str, "os.PathLike[str]", None]
 #: A cause is reported when its posterior reaches this; below it for all, the run is healthy.
 REPORT_THRESHOLD = 0.5
+#: Causes below this are left out of `diagnose`'s hypotheses by default.
+MIN_CONFIDENCE = 0.05
 _BUILTINS_LOADED: set[int] = set()
 
 
@@ -73,7 +75,7 @@ def posteriors(run: Run, registry: Registry | None = None,
 
 
 def diagnose(run: Run, registry: Registry | None = None,
-             min_confidence: float = 0.05, parameters: Parameters = "shipped"
+             min_confidence: float = MIN_CONFIDENCE, parameters: Parameters = "shipped"
              ) -> list[Hypothesis]:
     """Ranked hypotheses (highest confidence first) for every cause at or above
     `min_confidence`; none of them reaching `REPORT_THRESHOLD` means a healthy run.
@@ -102,9 +104,8 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
         else:  # it went non-finite: a failure none of the known causes explains well
             m = origin.metadata
             where = f"{m.get('direction', '?')}, {layer_label(run, origin.layer_name)}"
-            at_bound = int(m.get("output_zeros", 0)) + int(m.get("output_ones", 0))
-            if m.get("output_layer") and at_bound:
-                where += (f", on outputs of {layer_label(run, str(m['output_layer']))} of which "
+            if (out := loss_output_at_bound(origin)) is not None:
+                where += (f", on outputs of {layer_label(run, out)} of which "
                           f"{m.get('output_zeros', 0)} were exactly 0 and "
                           f"{m.get('output_ones', 0)} exactly 1")
             lines.append(

@@ -6,7 +6,7 @@ import math
 import statistics
 from collections.abc import Iterable
 
-from causal.run import LOSS, Event, EventKind, Run
+from causal.run import LOSS, Direction, Event, EventKind, Run
 
 #: Regimes that mean trouble (a plateau is judged by the loss-pattern symptom instead).
 TROUBLE = frozenset({
@@ -54,6 +54,17 @@ def first_origin(run: Run) -> Event | None:
     origins = [e for e in run.events
                if e.kind == EventKind.NONFINITE_ORIGIN and e.step not in skipped]
     return min(origins, key=lambda e: e.step) if origins else None
+
+
+def loss_output_at_bound(origin: Event) -> str | None:
+    """For a value born in the loss: the layer that produced the model's output, when some of
+    its values were exactly 0 or 1 (the singular points of log, log(1 - p) and division)."""
+    m = origin.metadata
+    if str(m.get("direction")) != Direction.LOSS or not m.get("output_layer"):
+        return None
+    if int(m.get("output_zeros", 0)) + int(m.get("output_ones", 0)) <= 0:
+        return None
+    return str(m["output_layer"])
 
 
 def trouble_events(run: Run, until: int | None = None) -> list[Event]:

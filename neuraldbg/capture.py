@@ -28,7 +28,7 @@ from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
 from neuraldbg.nonfinite import forward_origin
 from neuraldbg.packing import collect, queue_quiet
-from neuraldbg.preserve import module_generators, preserved, runs_collectives
+from neuraldbg.preserve import preserved, runs_collectives
 from neuraldbg.recorder import FlightRecorder
 from neuraldbg.replay import forward_call, run_again, weights_version
 from neuraldbg.stats import (
@@ -78,9 +78,8 @@ class StepCapture:
         # keep every module output on every step, or only run the forward again when needed
         # (a forward that may run collectives is never run again: see `preserve.runs_collectives`)
         self.can_replay = not runs_collectives(dbg.model)
-        # random generators the modules keep, and the module state a forward changes: both
-        # are part of what a replayed pass must begin with
-        self.generators = module_generators(dbg.model.modules())
+        # the module state a forward changes (generators the modules keep included): what a
+        # replayed pass must begin with
         self.fstate = ForwardState(dbg.model) if self.can_replay else None
         stash = self.schedule.stash
         self.keep_outputs = (not (self.cpu and self.can_replay)) if stash is None else stash
@@ -110,7 +109,7 @@ class StepCapture:
         self._settings_key: tuple[Any, ...] = ()
         self._settings_last: dict[str, str] = {}
         # activations applied as functions inside units, watched on full-statistics steps
-        self.inner = InnerActivations(units, self._inner_kind, self._inner_late)
+        self.inner = InnerActivations(units, self.kinds, self._inner_kind, self._inner_late)
         self.watch_inner = not _compiled(dbg.model)
 
     @property
@@ -194,11 +193,8 @@ class StepCapture:
                         row = activation_stats(module, t, kind)
                         b.act.setdefault(idx, []).append(
                             merge_rows(row, inner) if inner else row)
-                if b.stash_on:
-                    entry = raw_entry(slot, t, args) if t is output else output_entry(
-                        slot, output, args)
-                    if entry is not None:
-                        b.stash.append(entry)
+                if b.stash_on and (entry := output_entry(slot, output, args)) is not None:
+                    b.stash.append(entry)
             except Exception as e:
                 self.dbg._internal_error(f"forward hook of {name!r}", e)
             finally:
@@ -220,17 +216,15 @@ class StepCapture:
         def hook(module: nn.Module, args: Any, output: Any) -> None:
             if not self.in_forward or not self.buf.stash_on:
                 return
-            self.inner.pause(True)
+            watching = self.inner.active  # a full step: the hook's own work is not the model's
+            if watching:
+                self.inner.pause(True)
             try:
-                if type(output) is torch.Tensor:
-                    if output.is_floating_point():
-                        self.buf.stash.append(raw_entry(slot, output, args))
-                else:
-                    entry = output_entry(slot, output, args)
-                    if entry is not None:
-                        self.buf.stash.append(entry)
+                if (entry := output_entry(slot, output, args)) is not None:
+                    self.buf.stash.append(entry)
             finally:
-                self.inner.pause(False)
+                if watching:
+                    self.inner.pause(False)
 
         return hook
 
@@ -273,12 +267,12 @@ class StepCapture:
             if (slow or b.stash_on) != (self.leaf_handles is not None):
                 self.set_leaf_hooks(slow or b.stash_on)
             if b.full and self.watch_inner:  # activations applied as functions, too
-                self.inner.begin([(i, u.module) for i, u in enumerate(self.units)])
+                self.inner.begin()
             if b.full and self.fstate is not None:
                 self.fstate.watch_begin()  # learn what a forward changes
             if not b.stash_on:  # no outputs kept: what it takes to run this pass again
                 b.calls.append(forward_call(
-                    args, kwargs, device, weights_version(self.grouper.params), self.generators,
+                    args, kwargs, device, weights_version(self.grouper.params),
                     self.fstate.snapshot() if self.fstate is not None else EMPTY))
             self.in_forward = True
         except Exception as e:
@@ -295,14 +289,8 @@ class StepCapture:
         self.fast_stash = None
         try:
             b = self.buf
-            if b.stash_on:
-                if type(output) is torch.Tensor:
-                    if output.is_floating_point():
-                        b.stash.append(raw_entry(self.root_slot, output, ()))
-                else:
-                    entry = output_entry(self.root_slot, output, ())
-                    if entry is not None:
-                        b.stash.append(entry)
+            if b.stash_on and (entry := output_entry(self.root_slot, output, ())) is not None:
+                b.stash.append(entry)
             dag = self.dag
             if dag is not None and not self.replaying and (dag.recording or dag.dirty):
                 grad = any(x.requires_grad for x in iter_tensors(output))
@@ -409,9 +397,8 @@ class StepCapture:
             self.set_leaf_hooks(on)
 
     def _inner_kind(self, idx: int, kind: str) -> None:
-        """Unit `idx` applies a saturating or ReLU-family function in its own code: judge its
-        activation statistics as such from now on."""
-        self.kinds[idx] = str(kind)
+        """Unit `idx` applies a saturating or ReLU-family function in its own code (its entry
+        of `kinds` says so now): the layer DAG says so too."""
         if self.dag is not None:
             self.dag.set_kind(self.names[idx], str(kind))
 

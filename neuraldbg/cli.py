@@ -43,6 +43,7 @@ def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None)
     import json
 
     from causal.diagnose import (
+        MIN_CONFIDENCE,
         builtin_registry,
         collect_evidence,
         diagnose,
@@ -51,15 +52,14 @@ def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None)
     )
     from causal.views import first_origin
 
-    parameters = "shipped" if params is None else params
-    hyps = diagnose(run, parameters=parameters)
+    every = diagnose(run, min_confidence=0.0, parameters="shipped" if params is None else params)
+    hyps = [h for h in every if h.confidence >= MIN_CONFIDENCE]
     if as_json:
         print(json.dumps({"run": getattr(run, "path", None),
                           "hypotheses": [h.to_dict() for h in hyps]}, indent=2))
         return
     if is_healthy(hyps) and first_origin(run) is not None:
-        # an unexplained failure: show its weaker candidates, however weak
-        hyps = diagnose(run, min_confidence=0.0, parameters=parameters)
+        hyps = every  # an unexplained failure: its weaker candidates, however weak
     print(format_diagnosis(run, hyps, collect_evidence(run, builtin_registry())))
 
 

@@ -3,11 +3,12 @@ did.
 
 Some forwards change their own module's state: a call counter that drives a temperature or a
 warmup (`self.calls += 1`), a step buffer, a power-iteration vector (spectral norm), an EMA
-codebook. Run again after the original pass, such a forward would start from the state the
-original pass left, not the one it began with. `ForwardState` learns which buffers and
-attributes the model's forward changes (on full-statistics steps, by comparing version counters
-and attribute identities around the pass), keeps just those as each quiet pass begins (usually
-nothing at all), and puts them back before the pass is replayed. Normalisation layers' running
+codebook, a generator they draw noise from. Run again after the original pass, such a forward
+would start from the state the original pass left, not the one it began with. `ForwardState`
+learns which buffers and attributes the model's forward changes (on full-statistics steps, by
+comparing version counters and attribute identities around the pass), keeps just those, and
+the states of the generators the modules keep, as each quiet pass begins (usually nothing at
+all), and puts them back before the pass is replayed. Normalisation layers' running
 statistics are left out: a forward in training mode does not read them.
 """
 
@@ -19,19 +20,26 @@ import torch
 from torch import nn
 from torch.nn.modules.batchnorm import _NormBase
 
-#: What a pass began with: (module, buffer name, a copy) and (module, attribute name, value).
+from neuraldbg.preserve import module_generators
+
+#: What a pass began with: (module, buffer name, a copy), (module, attribute name, value) and
+#: (a generator the modules keep, its state).
 Snapshot = tuple[tuple[tuple[nn.Module, str, torch.Tensor], ...],
-                 tuple[tuple[nn.Module, str, Any], ...]]
-EMPTY: Snapshot = ((), ())
+                 tuple[tuple[nn.Module, str, Any], ...],
+                 tuple[tuple[torch.Generator, torch.Tensor], ...]]
+EMPTY: Snapshot = ((), (), ())
 #: Full-statistics passes whose state changes are learnt (each costs a walk over the modules).
 LEARN_PASSES = 8
 
 
 class ForwardState:
-    """Learns what the forward of `model` changes; keeps and puts back that state."""
+    """Learns what the forward of `model` changes; keeps and puts back that state, with the
+    states of the random generators its modules keep (`torch.randn(..., generator=self.noise)`
+    changes the generator in place)."""
 
     def __init__(self, model: nn.Module) -> None:
-        self.modules = [m for m in dict.fromkeys(model.modules())]
+        self.modules = list(model.modules())
+        self.generators = module_generators(self.modules)
         self.buffers: dict[tuple[int, str], tuple[nn.Module, str]] = {}
         self.attrs: dict[tuple[int, str], tuple[nn.Module, str]] = {}
         self.learnt = 0  # passes watched so far
@@ -67,17 +75,19 @@ class ForwardState:
 
     def snapshot(self) -> Snapshot:
         """The learnt state as it is now (a pass is about to begin)."""
-        if not self.buffers and not self.attrs:
+        if not self.buffers and not self.attrs and not self.generators:
             return EMPTY
         bufs = tuple((m, k, b.detach().clone()) for m, k in self.buffers.values()
                      if (b := m._buffers.get(k)) is not None)
         attrs = tuple((m, k, vars(m)[k]) for m, k in self.attrs.values() if k in vars(m))
-        return bufs, attrs
+        return bufs, attrs, tuple((g, g.get_state()) for g in self.generators)
 
 
 def restore(snap: Snapshot) -> None:
     """Put back a `snapshot` (the caller restores the state after the replay as a whole)."""
-    bufs, attrs = snap
+    bufs, attrs, generators = snap
+    for g, state in generators:
+        g.set_state(state)
     with torch.no_grad():
         for m, key, saved in bufs:
             buf = m._buffers.get(key)

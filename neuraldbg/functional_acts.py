@@ -23,77 +23,52 @@ from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 from torch.utils.hooks import RemovableHandle
 
 from causal.run import ActivationKind, LayerStat
-from neuraldbg.stats import ACT_COLUMNS
-from neuraldbg.units import Unit
+from neuraldbg.stats import ACT_COLUMNS, activation_fractions
+from neuraldbg.units import Unit, activation_kind
 
 Row = torch.Tensor  # (saturated fraction, zero fraction, dead fraction); NaN where not applicable
 _SAT = ACT_COLUMNS.index(LayerStat.ACT_SATURATED)  # zero and dead fractions follow it
 assert ACT_COLUMNS[_SAT + 1:_SAT + 3] == (LayerStat.ACT_ZERO, LayerStat.ACT_DEAD)
 
 
-def _hardtanh_bounds(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[float, float]:
-    lo = kwargs.get("min_val", args[1] if len(args) > 1 else -1.0)
-    hi = kwargs.get("max_val", args[2] if len(args) > 2 else 1.0)
-    return float(lo), float(hi)
-
-
-def _tanh(y: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
-    return y.abs() > 0.99
-
-
-def _sigmoid(y: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
-    return (y < 0.01) | (y > 0.99)
-
-
-def _hardtanh(y: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
-    lo, hi = _hardtanh_bounds(args, kwargs)
-    return (y <= lo) | (y >= hi)
-
-
-def _softsign(y: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
-    return y.abs() > 0.9
-
-
-def _hardsigmoid(y: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
-    return (y <= 0.0) | (y >= 1.0)
-
-
-Mask = Callable[[torch.Tensor, tuple[Any, ...], dict[str, Any]], torch.Tensor]
-
-#: Saturating functions (every spelling torch dispatches separately) -> saturated-element mask.
-SATURATING_FUNCS: dict[Any, Mask] = {
-    torch.tanh: _tanh, torch.Tensor.tanh: _tanh, torch.tanh_: _tanh, torch.Tensor.tanh_: _tanh,
-    F.tanh: _tanh,
-    torch.sigmoid: _sigmoid, torch.Tensor.sigmoid: _sigmoid, torch.sigmoid_: _sigmoid,
-    torch.Tensor.sigmoid_: _sigmoid, F.sigmoid: _sigmoid, torch.special.expit: _sigmoid,
-    F.hardtanh: _hardtanh, F.softsign: _softsign, F.hardsigmoid: _hardsigmoid,
+#: Saturating functions (every spelling torch dispatches separately) -> the activation module
+#: that computes the same (its saturation thresholds are the modules', `units.saturation_mask`).
+SATURATING_FUNCS: dict[Any, nn.Module] = {
+    **dict.fromkeys((torch.tanh, torch.Tensor.tanh, torch.tanh_, torch.Tensor.tanh_, F.tanh),
+                    nn.Tanh()),
+    **dict.fromkeys((torch.sigmoid, torch.Tensor.sigmoid, torch.sigmoid_, torch.Tensor.sigmoid_,
+                     F.sigmoid, torch.special.expit), nn.Sigmoid()),
+    F.hardtanh: nn.Hardtanh(), F.softsign: nn.Softsign(), F.hardsigmoid: nn.Hardsigmoid(),
 }
 #: ReLU-family functions (exact zeros for inactive units; ReLU6 dies like a ReLU).
 RELU_FUNCS: frozenset[Any] = frozenset({
     torch.relu, torch.Tensor.relu, torch.relu_, torch.Tensor.relu_, F.relu, F.relu_, F.relu6,
 })
+_RELU = nn.ReLU()
 
 
-def activation_row(kind: ActivationKind, y: torch.Tensor, mask: Mask | None,
-                   args: tuple[Any, ...], kwargs: dict[str, Any]) -> Row:
+def equivalent_module(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+                      ) -> nn.Module | None:
+    """The activation module that computes what this call of `func` computes, else None."""
+    if func in RELU_FUNCS:
+        return _RELU
+    if func is F.hardtanh and (len(args) > 1 or kwargs):  # its own bounds
+        lo = kwargs.get("min_val", args[1] if len(args) > 1 else -1.0)
+        hi = kwargs.get("max_val", args[2] if len(args) > 2 else 1.0)
+        return nn.Hardtanh(float(lo), float(hi))
+    return SATURATING_FUNCS.get(func)
+
+
+def activation_row(module: nn.Module, y: torch.Tensor) -> Row:
     """(saturated, zero, dead) fractions of one activation output, on its device."""
-    y = y.detach()
-    nan = torch.full((), float("nan"), device=y.device)
-    if kind == ActivationKind.SATURATING:
-        assert mask is not None
-        return torch.stack([mask(y, args, kwargs).float().mean(), nan, nan])
-    zero = (y == 0).float().mean()
-    if y.dim() >= 2 and y.shape[0] > 1:
-        dead = 1.0 - (y.reshape(y.shape[0], -1) != 0).any(0).float().mean()
-    else:
-        dead = zero
-    return torch.stack([nan, zero, dead])
+    return torch.stack(activation_fractions(module, y, activation_kind(module)))
 
 
 class ActivationWatch(TorchFunctionMode):
-    """Calls `seen(kind, output, input, args, kwargs, mask)` for every saturating or ReLU-family
-    function applied while it is active, and `flow(output, args, kwargs)` for every other call
-    (where values come from); the calls themselves run untouched."""
+    """Calls `seen(module, output, input)` for every saturating or ReLU-family function applied
+    while it is active (`module`: the activation module computing the same), and
+    `flow(output, args, kwargs)` for every call (where values come from); the calls themselves
+    run untouched."""
 
     def __init__(self, seen: Callable[..., None],
                  flow: Callable[[Any, tuple[Any, ...], dict[str, Any]], None]) -> None:
@@ -107,13 +82,10 @@ class ActivationWatch(TorchFunctionMode):
         out = func(*args, **kwargs)
         if self.paused:
             return out
-        mask = SATURATING_FUNCS.get(func)
-        kind = ActivationKind.SATURATING if mask is not None else (
-            ActivationKind.RELU if func in RELU_FUNCS else None)
-        if kind is not None and isinstance(out, torch.Tensor) and out.is_floating_point() \
+        module = equivalent_module(func, args, kwargs)
+        if module is not None and isinstance(out, torch.Tensor) and out.is_floating_point() \
                 and out.numel():
-            x = args[0] if args and isinstance(args[0], torch.Tensor) else None
-            self.seen(kind, out, x, args, kwargs, mask)
+            self.seen(module, out, args[0] if args and isinstance(args[0], torch.Tensor) else None)
         self.flow(out, args, kwargs)
         return out
 
@@ -137,16 +109,17 @@ class InnerActivations:
     that are activation modules themselves (nn.Tanh calls torch.tanh) already measure their own
     output and are skipped.
 
-    `on_kind(unit, kind)` is called the first time a unit is seen applying a saturating or
-    ReLU-family function (ReLU wins over saturating, as for modules); `on_late(unit, row)` when
-    a row arrives for a unit whose call has already finished.
+    `kinds` is the monitor's list of the units' activation kinds, updated in place the first
+    time a unit is seen applying a saturating or ReLU-family function (ReLU wins over
+    saturating, as for modules), when `on_kind(unit, kind)` is called too; `on_late(unit, row)`
+    when a row arrives for a unit whose call has already finished.
     """
 
-    def __init__(self, units: list[Unit], on_kind: Callable[[int, str], None],
+    def __init__(self, units: list[Unit], kinds: list[str], on_kind: Callable[[int, str], None],
                  on_late: Callable[[int, Row], None]) -> None:
         self.units = units
         self.native = [u.kind != ActivationKind.OTHER for u in units]
-        self.kinds: dict[int, str] = {}
+        self.kinds = kinds
         self.on_kind, self.on_late = on_kind, on_late
         self.watch: ActivationWatch | None = None
         self.handles: list[RemovableHandle] = []
@@ -160,11 +133,11 @@ class InnerActivations:
     def active(self) -> bool:
         return self.watch is not None
 
-    def begin(self, modules: list[tuple[int, nn.Module]]) -> None:
-        """Watch the forward pass about to run (`modules`: the units to keep a stack of)."""
+    def begin(self) -> None:
+        """Watch the forward pass about to run (with a stack of the units running)."""
         self.end()
-        for idx, module in modules:
-            self.handles.append(module.register_forward_pre_hook(self._pre_hook(idx)))
+        for idx, unit in enumerate(self.units):
+            self.handles.append(unit.module.register_forward_pre_hook(self._pre_hook(idx)))
         self.watch = ActivationWatch(self._seen, self._flow)
         self.watch.__enter__()
 
@@ -228,8 +201,7 @@ class InnerActivations:
         if self.watch is not None:
             self.watch.paused = paused
 
-    def _seen(self, kind: ActivationKind, out: torch.Tensor, x: torch.Tensor | None,
-              args: tuple[Any, ...], kwargs: dict[str, Any], mask: Mask | None) -> None:
+    def _seen(self, module: nn.Module, out: torch.Tensor, x: torch.Tensor | None) -> None:
         if self.watch is None:
             return
         if self.stack:
@@ -240,10 +212,11 @@ class InnerActivations:
             return
         if self.native[idx]:
             return
-        if self.kinds.get(idx) != ActivationKind.RELU and self.kinds.get(idx) != kind:
-            self.kinds[idx] = kind
+        kind = activation_kind(module)
+        if self.kinds[idx] != ActivationKind.RELU and self.kinds[idx] != kind:
+            self.kinds[idx] = kind  # ReLU wins over saturating, as for modules
             self.on_kind(idx, kind)
-        row = activation_row(kind, out, mask, args, kwargs)
+        row = activation_row(module, out)
         if running:
             self.pending.setdefault(idx, []).append(row)
         else:

@@ -34,7 +34,6 @@ class ForwardCall(NamedTuple):
     amp: torch.dtype | None  # the autocast dtype in force, None when autocast was off
     versions: tuple[int, ...]  # version counters of its tensor inputs
     weights: int  # the sum of the parameters' version counters (an in-place update bumps it)
-    generators: tuple[tuple[torch.Generator, torch.Tensor], ...] = ()  # the modules' own
     state: Snapshot = EMPTY  # module state the forward changes, as the pass began
 
     def repeatable(self, weights: int) -> bool:
@@ -45,16 +44,14 @@ class ForwardCall(NamedTuple):
 
 
 def forward_call(args: Any, kwargs: Any, device: str, weights: int,
-                 generators: Sequence[torch.Generator] = (),
                  state: Snapshot = EMPTY) -> ForwardCall:
-    """What it takes to run this forward pass again; `generators`: those the model's modules
-    keep as attributes (`preserve.module_generators`), whose states are kept too; `state`: the
-    module state the forward changes (`ForwardState.snapshot`), as the pass begins."""
+    """What it takes to run this forward pass again; `state`: the module state the forward
+    changes, the generators its modules keep included (`ForwardState.snapshot`), as the pass
+    begins."""
     amp = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
     cuda_rng = torch.cuda.get_rng_state() if device == "cuda" else None  # no sync: host state
     return ForwardCall(args, kwargs, _cpu_generator.get_state(), cuda_rng, device, amp,
-                       _versions(args, kwargs), weights,
-                       tuple((g, g.get_state()) for g in generators), state)
+                       _versions(args, kwargs), weights, state)
 
 
 def weights_version(params: Sequence[torch.Tensor]) -> int:
@@ -74,8 +71,6 @@ def run_again(model: torch.nn.Module, call: ForwardCall) -> Any:
     _cpu_generator.set_state(call.rng)
     if call.cuda_rng is not None:
         torch.cuda.set_rng_state(call.cuda_rng)
-    for g, rng in call.generators:
-        g.set_state(rng)
     restore(call.state)
     with torch.enable_grad(), torch.autocast(call.device, dtype=call.amp,
                                              enabled=call.amp is not None):

@@ -127,19 +127,29 @@ def activation_stats(module: nn.Module, x: torch.Tensor, kind: ActivationKind,
         std = ((sq - mean * mean).clamp_min(0.0) * (n / (n - 1))).sqrt()
     else:
         std = torch.zeros_like(nan)
-    sat = saturation_mask(module, s).float().mean() if kind == ActivationKind.SATURATING else nan
-    if kind == ActivationKind.RELU:
-        zero = (s == 0).float().mean()
-        if x.dim() >= 2 and x.shape[0] > 1:
-            dead = 1.0 - (x.reshape(x.shape[0], -1) != 0).any(0).float().mean()
-        else:
-            dead = zero
-    else:
-        zero = dead = nan
+    sat, zero, dead = activation_fractions(module, x, kind, s)
     fmax = torch.finfo(x.dtype).max
     headroom = fmax / max_abs.double().clamp_min(1e-300)
     return torch.stack([max_abs, mean, std, sat, zero, dead, nonfinite, headroom.float(),
                         has_nan])
+
+
+def activation_fractions(module: nn.Module, x: torch.Tensor, kind: ActivationKind,
+                         sample: torch.Tensor | None = None
+                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Saturated, zero and dead fractions of the activation output `x` of `module` (0-d
+    tensors; NaN where `kind` has none). The saturated and zero fractions use `sample` (a
+    bounded sample of `x`) when given; dead units (never active in the batch) use all of `x`."""
+    x = x.detach()
+    s = x if sample is None else sample
+    nan = torch.full((), float("nan"), device=x.device)
+    sat = saturation_mask(module, s).float().mean() if kind == ActivationKind.SATURATING else nan
+    if kind != ActivationKind.RELU:
+        return sat, nan, nan
+    zero = (s == 0).float().mean()
+    if x.dim() >= 2 and x.shape[0] > 1:
+        return sat, zero, 1.0 - (x.reshape(x.shape[0], -1) != 0).any(0).float().mean()
+    return sat, zero, zero
 
 
 @dataclass(frozen=True)

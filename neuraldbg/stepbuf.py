@@ -47,8 +47,11 @@ def raw_entry(slot: int, t: torch.Tensor, args: Any,
 
 
 def output_entry(slot: int, output: Any, args: Any) -> RawEntry | None:
-    """What to keep of a module output that is not a single tensor: its first floating-point
-    tensor as the output, the others (as one-element sums when large) to be checked too."""
+    """What to keep of a module output: a floating-point tensor as it is; of several, the
+    first as the output and the others (as one-element sums when large) to be checked too.
+    None when it holds no floating-point values."""
+    if type(output) is torch.Tensor:
+        return raw_entry(slot, output, args) if output.is_floating_point() else None
     floats = [x for x in iter_tensors(output) if x.is_floating_point() and x.numel()]
     if not floats:
         return None

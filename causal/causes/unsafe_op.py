@@ -14,19 +14,8 @@ from types import MappingProxyType
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
-from causal.run import Event, Run
-from causal.views import first_origin, layer_label
-
-
-def _output_at_bound(origin: Event) -> str | None:
-    """The layer whose outputs a loss-born value came from, when some of them were exactly 0
-    or 1 (the singular points of log, log(1 - p) and division)."""
-    m = origin.metadata
-    if str(m.get("direction")) != "loss" or not m.get("output_layer"):
-        return None
-    if int(m.get("output_zeros", 0)) + int(m.get("output_ones", 0)) <= 0:
-        return None
-    return str(m["output_layer"])
+from causal.run import Run
+from causal.views import first_origin, layer_label, loss_output_at_bound
 
 
 class UnsafeOp(CauseNode):
@@ -48,7 +37,7 @@ class UnsafeOp(CauseNode):
         origin = first_origin(run)
         if origin is None:
             return Localization(None, None)
-        layer = _output_at_bound(origin)
+        layer = loss_output_at_bound(origin)
         if layer is not None:  # the loss met outputs sitting on its singular points
             return Localization(layer, origin.step, (origin,))
         return Localization(origin.layer_name, origin.step, (origin,))
@@ -62,7 +51,7 @@ class UnsafeOp(CauseNode):
             str(origin.metadata.get("direction")) if origin else "", "")
         label = layer_label(run, loc.layer)
         state = origin.to_state if origin else "non-finite"
-        if origin is not None and _output_at_bound(origin) == loc.layer:
+        if origin is not None and loss_output_at_bound(origin) == loc.layer:
             m = origin.metadata
             return (f"An unsafe op in the loss produced {state} at step {loc.step}: "
                     f"{m.get('output_zeros', 0)} output values of {label} were exactly 0 and "
