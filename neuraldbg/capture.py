@@ -21,6 +21,7 @@ from torch.utils.hooks import RemovableHandle
 from causal.run import LayerStat
 from causal.runfile import RunWriter
 from neuraldbg.analyze import Analyzer, Deferred, RawStep
+from neuraldbg.backward_birth import backward_birth
 from neuraldbg.dag_tracker import DagTracker
 from neuraldbg.forward_state import EMPTY, ForwardState
 from neuraldbg.functional_acts import InnerActivations, Row, merge_rows
@@ -270,7 +271,8 @@ class StepCapture:
                 self.inner.begin()
             if b.full and self.fstate is not None:
                 self.fstate.watch_begin()  # learn what a forward changes
-            if not b.stash_on:  # no outputs kept: what it takes to run this pass again
+            if not b.stash_on or self.cpu:  # what it takes to run this pass again (to keep
+                # its outputs when none were kept; to follow a backward-born value)
                 b.calls.append(forward_call(
                     args, kwargs, device, weights_version(self.grouper.params),
                     self.fstate.snapshot() if self.fstate is not None else EMPTY))
@@ -361,7 +363,9 @@ class StepCapture:
         """Step `b` turned non-finite and the weights are still those of its forward passes
         (the caller knows): look for a forward-born value now, on the first step of an
         episode, so that the float32 re-run of its module sees the weights it was born with.
-        Without kept outputs, the passes are run again to keep them (`replay.py`)."""
+        Without kept outputs, the passes are run again to keep them (`replay.py`). A step
+        whose forward was finite while a backward pass ran is run again and differentiated to
+        find the module whose backward did it (`backward_birth.py`)."""
         if b.hunted or self.nonfinite_episode or not self.active:
             return
         b.hunted = True
@@ -369,6 +373,8 @@ class StepCapture:
             self._replay(b)
         if b.stash:
             b.forward_origin = forward_origin(self, self.dbg.step, b)
+        if b.forward_origin is None and b.backward_seen and b.calls and self.can_replay:
+            b.backward_origin = backward_birth(self, self.dbg.step, b)
 
     def _replay(self, b: StepBuffer) -> None:
         """Keep step `b`'s module outputs by running its forward passes again; none when a

@@ -4,7 +4,9 @@ backward pass.
 Called once per non-finite episode, on the step where a value first turns inf or NaN. Forward
 origins come from the step's kept module outputs in hook order (inner modules finish first, so the
 first non-finite output is the innermost module that produced it); backward origins are the
-non-finite parameter gradients first in backward order (latest in forward order).
+module whose backward pass produced a non-finite gradient when the step's passes can be run
+again (`backward_birth.py`), else the non-finite parameter gradients first in backward order
+(latest in forward order).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ _NF = ACT_COLUMNS.index(LayerStat.ACT_NONFINITE)
 _NAN = ACT_COLUMNS.index("act_has_nan")
 
 
-def _event(step: int, layer: str, direction: Direction, count: float, has_nan: bool,
-           **meta: Any) -> Event:
+def nonfinite_origin(step: int, layer: str, direction: Direction, count: float, has_nan: bool,
+                     **meta: Any) -> Event:
+    """A `nonfinite_origin` event (metadata that is None is left out)."""
     meta = {k: v for k, v in meta.items() if v is not None}
     return Event(step=step, layer_name=layer, kind=EventKind.NONFINITE_ORIGIN,
                  from_state=State.FINITE, to_state=State.NAN if has_nan else State.INF,
@@ -88,13 +91,13 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
         rerun = None
         if b.amp == "float16" and inputs_finite and e.args:
             rerun = rerun_in_float32(e.module, e.args)  # overflow, or unsafe in any precision?
-        return _event(step, e.name, Direction.FORWARD, count, has_nan,
-                      module_type=e.module_type, inputs_finite=inputs_finite,
-                      has_params=bool(unit.params) if unit is not None else None,
-                      exact=True, count_exact=exact, first_seen_in=inner,
-                      replayed=b.replayed or None,
-                      fp32_finite=None if rerun is None else rerun.finite,
-                      fp32_max_abs=None if rerun is None else rerun.max_abs)
+        return nonfinite_origin(step, e.name, Direction.FORWARD, count, has_nan,
+                                module_type=e.module_type, inputs_finite=inputs_finite,
+                                has_params=bool(unit.params) if unit is not None else None,
+                                exact=True, count_exact=exact, first_seen_in=inner,
+                                replayed=b.replayed or None,
+                                fp32_finite=None if rerun is None else rerun.finite,
+                                fp32_max_abs=None if rerun is None else rerun.max_abs)
     return None
 
 
@@ -161,8 +164,8 @@ def _backward_origin(cap: StepCapture, step: int, grads: list[float]) -> Event |
         g.add("nan", torch.stack([torch.isnan(x).any().float() for x in grads_t]).amax())
         host = g.fetch()
         count, has_nan = host["nf"][0], host["nan"][0] > 0
-    return _event(step, unit.name, Direction.BACKWARD, count, has_nan,
-                  module_type=unit.module_type, layers_nonfinite=len(bad), exact=True)
+    return nonfinite_origin(step, unit.name, Direction.BACKWARD, count, has_nan,
+                            module_type=unit.module_type, layers_nonfinite=len(bad), exact=True)
 
 
 def origin_event(cap: StepCapture, step: int, b: StepBuffer, loss: float | None,
@@ -172,8 +175,8 @@ def origin_event(cap: StepCapture, step: int, b: StepBuffer, loss: float | None,
     extra = {"scaler_skipped": True} if scaler_skipped else {}
     for label, vals in (("input", inp), ("target", tgt)):
         if vals is not None and vals[3] > 0:
-            return _event(step, INPUT, Direction.INPUT, vals[3], vals[4] > 0, tensor=label,
-                          **extra)
+            return nonfinite_origin(step, INPUT, Direction.INPUT, vals[3], vals[4] > 0,
+                                    tensor=label, **extra)
     ev = b.forward_origin if b.hunted else forward_origin(cap, step, b)
     if ev is not None:
         return Event(step, ev.layer_name, ev.kind, ev.from_state, ev.to_state, ev.value,
@@ -181,15 +184,15 @@ def origin_event(cap: StepCapture, step: int, b: StepBuffer, loss: float | None,
     if act:  # activations seen non-finite on a full step while outputs were not kept
         for i in sorted(act, key=lambda i: cap.layer_order.get(cap.names[i], 1 << 30)):
             if act[i][_NF] > 0:
-                return _event(step, cap.names[i], Direction.FORWARD, act[i][_NF],
-                              act[i][_NAN] > 0, module_type=cap.units[i].module_type,
-                              exact=False, **extra)
+                return nonfinite_origin(step, cap.names[i], Direction.FORWARD, act[i][_NF],
+                                        act[i][_NAN] > 0, module_type=cap.units[i].module_type,
+                                        exact=False, **extra)
     if loss is not None and not math.isfinite(loss):
-        return _event(step, LOSS, Direction.LOSS, 1.0, math.isnan(loss),
-                      exact=bool(b.stash), **extra, **_loss_inputs(cap, b))
+        return nonfinite_origin(step, LOSS, Direction.LOSS, 1.0, math.isnan(loss),
+                                exact=bool(b.stash), **extra, **_loss_inputs(cap, b))
     if grads is not None:
-        ev = _backward_origin(cap, step, grads)
+        ev = b.backward_origin or _backward_origin(cap, step, grads)
         if ev is not None:
             return Event(ev.step, ev.layer_name, ev.kind, ev.from_state, ev.to_state, ev.value,
                          {**ev.metadata, **extra})
-    return _event(step, LOSS, Direction.LOSS, 1.0, True, exact=False, **extra)
+    return nonfinite_origin(step, LOSS, Direction.LOSS, 1.0, True, exact=False, **extra)

@@ -121,6 +121,7 @@ class StepBuffer:
     replayed: bool = False  # the stash comes from running the forward passes again
     hunted: bool = False  # the forward-born origin was looked for while the weights were intact
     forward_origin: Event | None = None  # what that found
+    backward_origin: Event | None = None  # the module whose backward did it (backward_birth)
     amp: str = "none"
 
 

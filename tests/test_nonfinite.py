@@ -149,7 +149,7 @@ class SqrtAbs(nn.Module):
         return torch.sqrt(x.abs())
 
 
-def test_backward_born_origin_is_first_in_backward_order(run_path):
+def test_backward_born_origin_is_the_module_whose_backward_did_it(run_path):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 4), SqrtAbs(), nn.Linear(4, 4), nn.Tanh(),
                           nn.Linear(4, 1))
@@ -159,7 +159,8 @@ def test_backward_born_origin_is_first_in_backward_order(run_path):
     run = train(model, 2, run_path())
     ev = run.first_nonfinite
     assert (ev.step, ev.metadata["direction"]) == (0, Direction.BACKWARD)
-    assert ev.layer_name == "0"  # the only (and so the first in backward order) NaN gradient
+    assert ev.layer_name == "1"  # sqrt's backward at 0; the NaN gradient lands in layer 0
+    assert ev.metadata["replayed"] and ev.metadata["has_params"] is False
     assert ev.to_state == "nan"
     first = [e for e in run.events if e.step == 0]
     assert any(e.to_state == "grad_nan" and e.layer_name == "0" for e in first)

@@ -154,7 +154,9 @@ def test_a_backward_born_value_on_a_quiet_step_stays_backward(run_path):
     with NeuralDbg(model, path=run_path()) as dbg:
         _square_loss_steps(model, dbg, 8, batch=16, before_step=zero_unit_0)
     ev = dbg.run.first_nonfinite
-    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (6, "0", Direction.BACKWARD)
+    # the forward replay finds nothing; the backward one names the sqrt, not the Linear before
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (6, "1", Direction.BACKWARD)
+    assert ev.metadata["replayed"] is True
 
 
 def test_a_loss_born_value_on_a_quiet_step_is_the_loss(run_path):

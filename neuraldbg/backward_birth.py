@@ -1,0 +1,169 @@
+"""Which module's backward pass produced the first non-finite gradient.
+
+When a step's forward pass was finite but its parameter gradients are not, the value was born in
+the backward pass. The parameter gradients alone only name the latest layer with weights whose
+gradient is non-finite; the op that produced it often sits downstream in a module without
+weights: a sqrt "guarded" by `torch.where` in a distance head (the unselected branch still
+differentiates to 0/0), acos of a cosine at exactly 1, the norm of a zero vector.
+
+While the weights are still those of the step, its forward passes are run again
+(`replay.run_again`, state put back by `preserve.preserved`) with every module's tensors kept,
+and differentiated from the model's outputs (`torch.autograd.grad`, so no `.grad` changes). The
+module whose output gradients are finite while a gradient it sends to its inputs or its own
+parameters is not is where the value was born: the innermost such module (a container when it
+was born in the container's own code between its submodules), latest in forward order (the
+first to run in the backward pass).
+
+The monitor does not hold the loss function, so a unit gradient stands in for the one the loss
+sent to the outputs. A birth inside the model (0 * inf, 0 / 0) does not depend on it; the answer
+is kept only when this backward makes exactly the same layers' parameter gradients non-finite
+as the real one did, and otherwise the parameter-gradient origin stands (an overflow that
+needs the real gradient's size, a value born in the loss's own backward).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import torch
+
+from causal.run import Direction, Event
+from neuraldbg.nonfinite import nonfinite_origin
+from neuraldbg.preserve import preserved
+from neuraldbg.replay import run_again, weights_version
+from neuraldbg.stats import iter_tensors
+
+if TYPE_CHECKING:
+    from neuraldbg.capture import StepCapture
+    from neuraldbg.stepbuf import StepBuffer
+
+
+class _Call(NamedTuple):
+    """One module call of the replayed passes: its slot, the tensors it returned and took
+    that carry gradients, and the version counters of its outputs then (an output modified in
+    place later has another gradient than the one the module received)."""
+
+    slot: int
+    outputs: list[torch.Tensor]
+    versions: list[int]
+    inputs: list[torch.Tensor]
+
+
+def _grad_tensors(obj: Any) -> list[torch.Tensor]:
+    return [t for t in iter_tensors(obj) if t.is_floating_point() and t.requires_grad]
+
+
+def nonfinite_units(cap: StepCapture) -> set[int]:
+    """The units whose parameter gradients (as accumulated now) hold a non-finite value."""
+    pairs = [(i, p.grad) for i, u in enumerate(cap.units) for p in u.params
+             if p.grad is not None and not p.grad.is_sparse]
+    if not pairs:
+        return set()
+    bad = torch.stack([~torch.isfinite(g).all() for _, g in pairs]).tolist()
+    return {i for (i, _), b in zip(pairs, bad, strict=True) if b}
+
+
+def backward_birth(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
+    """The `nonfinite_origin` event of a value born in the backward pass of step `b`, at the
+    module whose backward produced it; None when the passes cannot run again or the answer
+    does not reproduce the real gradients (see the module docstring)."""
+    real_bad = nonfinite_units(cap)
+    if not real_bad:
+        return None
+    weights = weights_version(cap.grouper.params)
+    calls = [c for c in b.calls if c.weights == weights]
+    if not calls or not all(c.repeatable(weights) for c in calls):
+        return None
+    seen, roots = _replay_calls(cap, calls)
+    if not roots:
+        return None
+    return _locate(cap, step, seen, roots, real_bad)
+
+
+def _replay_calls(cap: StepCapture, calls: list[Any]
+                  ) -> tuple[list[_Call], list[torch.Tensor]]:
+    """Run `calls` again with every hooked module's gradient-carrying tensors kept."""
+    seen: list[_Call] = []
+
+    def hook_for(slot: int) -> Any:
+        def hook(module: Any, args: Any, output: Any) -> None:
+            outs = _grad_tensors(output)
+            if outs:
+                seen.append(_Call(slot, outs, [t._version for t in outs], _grad_tensors(args)))
+        return hook
+
+    model = cap.dbg.model
+    roots: list[torch.Tensor] = []
+    handles = [s.module.register_forward_hook(hook_for(k)) for k, s in enumerate(cap.slots)]
+    was = cap.replaying, cap.in_forward, cap.fast_stash
+    cap.replaying, cap.in_forward, cap.fast_stash = True, False, None  # the monitor looks away
+    try:
+        with preserved(model):
+            for call in calls:
+                roots += _grad_tensors(run_again(model, call))
+    except Exception:  # a forward that cannot run away from its loop: no answer
+        return [], []
+    finally:
+        for h in handles:
+            h.remove()
+        cap.replaying, cap.in_forward, cap.fast_stash = was
+    return seen, roots
+
+
+def _locate(cap: StepCapture, step: int, seen: list[_Call], roots: list[torch.Tensor],
+            real_bad: set[int]) -> Event | None:
+    tensors: dict[int, torch.Tensor] = {}
+    for c in seen:
+        for t in (*c.outputs, *c.inputs):
+            tensors.setdefault(id(t), t)
+    params = [p for p in cap.grouper.params if p.requires_grad]
+    targets = [*tensors.values(), *params]
+    try:
+        grads = torch.autograd.grad(roots, targets, [torch.ones_like(r) for r in roots],
+                                    allow_unused=True)
+    except RuntimeError:  # a graph autograd cannot differentiate again: no answer
+        return None
+    present = [(t, g) for t, g in zip(targets, grads, strict=True) if g is not None]
+    if not present:
+        return None
+    flags = torch.stack([torch.isfinite(g).all() for _, g in present]).tolist()
+    finite = {id(t): bool(f) for (t, _), f in zip(present, flags, strict=True)}
+    grad_of = {id(t): g for t, g in present}
+
+    def ok(t: torch.Tensor) -> bool:
+        return finite.get(id(t), True)  # no gradient reached it: nothing non-finite either
+
+    replay_bad = {i for i, u in enumerate(cap.units) if not all(ok(p) for p in u.params)}
+    if replay_bad != real_bad:  # the stand-in upstream gradient did not reproduce the step
+        return None
+    born: list[tuple[_Call, list[torch.Tensor]]] = []
+    for c in seen:
+        if any(t._version != v for t, v in zip(c.outputs, c.versions, strict=True)):
+            continue  # an output changed in place afterwards: its gradient is not this module's
+        if not all(ok(t) for t in c.outputs):
+            continue
+        unit = cap.slots[c.slot].unit
+        own = list(cap.units[unit].params) if unit >= 0 else []
+        sent = [t for t in (*c.inputs, *own) if not ok(t)]
+        if sent:
+            born.append((c, sent))
+    names = [cap.slots[c.slot].name for c, _ in born]
+    inner = [(c, sent) for (c, sent), n in zip(born, names, strict=True)
+             if not any(_encloses(n, other) for other in names)]
+    if not inner:
+        return None
+    c, sent = inner[-1]  # the latest in forward order: the first to run backward
+    slot = cap.slots[c.slot]
+    produced = [grad_of[id(t)] for t in sent]
+    count, has_nan = torch.stack([
+        torch.stack([(~torch.isfinite(g)).sum().float() for g in produced]).sum(),
+        torch.stack([torch.isnan(g).any().float() for g in produced]).amax()]).tolist()
+    return nonfinite_origin(step, slot.name, Direction.BACKWARD, count, has_nan > 0,
+                            module_type=type(slot.module).__name__,
+                            has_params=any(True for _ in slot.module.parameters()),
+                            layers_nonfinite=len(real_bad), exact=True, replayed=True)
+
+
+def _encloses(outer: str, inner: str) -> bool:
+    """Whether module `outer` strictly contains module `inner` (the root, "", contains all)."""
+    return outer != inner and (outer == "" or inner.startswith(outer + "."))
