@@ -44,6 +44,9 @@ class Thresholds:
     loss_window: int = 20
     loss_alpha: float = 0.1  # added: the EMA weight of the smoothed loss, made configurable
     diverge_factor: float = 10.0
+    # also diverging: the smoothed loss this many times above the first loss (the loss of the
+    # untrained model), as when a far too large step throws a classifier far above chance
+    diverge_from_start: float = 3.0
     diverge_patience: int = 5
     plateau_window: int = 200
     plateau_rel: float = 1e-3
@@ -67,6 +70,8 @@ class Thresholds:
             (self.loss_window >= _SPIKE_MIN_HISTORY, "loss_window", "must be >= 5"),
             (0 < self.loss_alpha <= 1, "loss_alpha", "must be in (0, 1]"),
             (self.diverge_factor > 2, "diverge_factor", "must be > 2 (exit is below half of it)"),
+            (self.diverge_from_start > 2, "diverge_from_start",
+             "must be > 2 (exit is below half of it)"),
             (self.plateau_window >= 8, "plateau_window", "must be >= 8 (exit waits window/4)"),
             (self.plateau_rel > 0, "plateau_rel", "must be > 0"),
             (self.plateau_floor >= 0, "plateau_floor", "must be >= 0"),
@@ -321,17 +326,20 @@ def advance_loss(s: LossState, loss: float, cfg: Thresholds) -> tuple[LossState,
     dev = 0.0 if prev is None else s.dev + a * (abs(x - prev) - s.dev)
     low = smooth if s.min_smooth is None else min(s.min_smooth, smooth)
     first = smooth if s.first_smooth is None else s.first_smooth
-    above = low > 0 and smooth > cfg.diverge_factor * low
+    # diverging: far above the lowest smoothed loss, or far above the untrained model's loss
+    limit = min(cfg.diverge_factor * low, cfg.diverge_from_start * first) if first > 0 \
+        else cfg.diverge_factor * low
+    above = low > 0 and smooth > limit
     hist = (*s.smoothed, smooth)[-w:]
     new = replace(s, recent=(*s.recent, loss)[-cfg.loss_window:], smoothed=hist, min_smooth=low,
                   first_smooth=first, dev=dev, diverge_streak=s.diverge_streak + 1 if above else 0,
                   seen=s.seen + 1)
     r, to, meta = s.regime, s.regime, {}
     if r != State.LOSS_DIVERGING and new.diverge_streak >= cfg.diverge_patience:
-        to, meta = State.LOSS_DIVERGING, {"rule": "diverge", "threshold": cfg.diverge_factor * low}
+        to, meta = State.LOSS_DIVERGING, {"rule": "diverge", "threshold": limit}
         new = replace(new, plateau_level=None)
     elif r == State.LOSS_DIVERGING:
-        if smooth < (t := cfg.diverge_factor / 2 * low):
+        if smooth < (t := limit / 2):
             to, meta = State.LOSS_STEADY, {"rule": "exit", "threshold": t}
     elif spike and med is not None and r != State.LOSS_SPIKE:
         to, meta = State.LOSS_SPIKE, {"rule": "spike", "threshold": cfg.spike_factor * med}

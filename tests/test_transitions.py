@@ -233,6 +233,22 @@ def test_loss_divergence() -> None:
     assert not any(e.to_state == State.LOSS_SPIKE for e in events)
 
 
+def test_loss_thrown_far_above_its_start_early_is_divergence() -> None:
+    """A classifier's loss jumps from chance (1.6) to ~10 on its first steps and stays there:
+    before a spike can be judged (5 losses) and never 10x its lowest level, but 3x its start."""
+    rng = random.Random(0)
+    values = [1.6, 2.7, 8.6] + [8.0 + 4.0 * rng.random() for _ in range(60)]
+    det, events = losses(values)
+    diverging = [e for e in events if e.to_state == State.LOSS_DIVERGING]
+    assert len(diverging) == 1 and diverging[0].step < 15 and det.abnormal()
+    assert diverging[0].metadata["threshold"] == pytest.approx(3 * 1.6)
+    # the same noise around a level 2x the start, or a 5x jump that recovers: not diverging
+    _, events = losses([1.6, 2.7] + [3.2 + 0.5 * rng.random() for _ in range(60)])
+    assert not any(e.to_state == State.LOSS_DIVERGING for e in events)
+    _, events = losses([1.6, 8.0, 8.0, 1.5] + [1.4 - 0.005 * t for t in range(60)])
+    assert not any(e.to_state == State.LOSS_DIVERGING for e in events)
+
+
 def test_plateau_on_flat_loss_not_on_slow_decrease() -> None:
     det, events = losses([0.7] * 400)
     assert hops(events) == [(199, State.LOSS_STEADY, State.LOSS_PLATEAU)]  # window full
