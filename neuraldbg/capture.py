@@ -212,6 +212,7 @@ class StepCapture:
             scale = self._scale_tensor()  # the scale this backward pass used
             if scale is not None:
                 b.scale = scale.detach().reshape(-1)[0].clone()
+                b.scale_version = scale._version
 
     def _stash_hook(self, slot: int) -> Any:
         def hook(module: nn.Module, args: Any, output: Any) -> None:
@@ -230,7 +231,18 @@ class StepCapture:
         return hook
 
     def _close_on_forward(self) -> bool:
+        """Whether a forward pass after a backward one may begin a new step: when no optimizer
+        ends steps (not known yet, or a GradScaler may skip its step), unless `_accumulating`."""
         return self.bound_optimizer is None or self.dbg.scaler is not None
+
+    def _accumulating(self, b: StepBuffer) -> bool:
+        """A forward pass that is another micro-batch of step `b` (gradient accumulation): the
+        gradients are as its last backward pass left them (not zeroed, released or replaced:
+        `GradNorms.untouched`) and the GradScaler, if any, has not been updated since."""
+        if not b.backward_seen or not self.grads.untouched():
+            return False
+        scale = self._scale_tensor()
+        return scale is None or b.scale_version < 0 or scale._version == b.scale_version
 
     def on_forward_start(self, module: nn.Module, args: Any, kwargs: Any) -> None:
         if self.replaying:
@@ -241,7 +253,8 @@ class StepCapture:
             return
         try:
             b = self.buf
-            if b.open and b.forwards and (b.backward_seen or b.losses) and self._close_on_forward():
+            if (b.open and b.forwards and (b.backward_seen or b.losses)
+                    and self._close_on_forward() and not self._accumulating(b)):
                 self.close_step(self.dbg.step, advance=True)
                 b = self.buf
             if not b.open:

@@ -15,6 +15,7 @@ Gradients are referenced until their pass ends (not copied).
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,9 @@ class GradNorms:
         self.pend_k: list[int] = []  # parameter indices, in accumulation order
         self.pend_g: list[torch.Tensor] = []  # their gradients (values of sparse ones)
         self.task: int | None = None  # the backward pass a flush is queued on
+        # one gradient as the last backward pass left it: (its parameter, the gradient, its
+        # version), to tell a new micro-batch of the same step from a new step
+        self.mark: tuple[torch.Tensor, weakref.ReferenceType[torch.Tensor], int] | None = None
 
     @property
     def pending(self) -> bool:
@@ -77,6 +81,9 @@ class GradNorms:
         self.pend_k.clear()
         self.pend_g.clear()
         cap = self.cap
+        p = cap.grouper.params[ks[0]]
+        if p.grad is not None:
+            self.mark = (p, weakref.ref(p.grad), p.grad._version)
         if b is None:
             b = cap.buf
         if not b.open or not cap.active:
@@ -97,8 +104,19 @@ class GradNorms:
         except Exception as e:
             cap.dbg._internal_error("gradient norms", e)
 
+    def untouched(self) -> bool:
+        """Whether the gradients are still as the last backward pass left them (not zeroed,
+        released or replaced since): the next forward pass is another micro-batch of the
+        same step (gradient accumulation), not a new step."""
+        if self.mark is None:
+            return False
+        p, ref, version = self.mark
+        g = p.grad
+        return g is not None and g is ref() and g._version == version
+
     def release(self) -> None:
         """Drop the references (the monitor is closing)."""
         self.pend_k.clear()
         self.pend_g.clear()
         self.task = None
+        self.mark = None

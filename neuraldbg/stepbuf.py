@@ -114,6 +114,7 @@ class StepBuffer:
     norm_t: list[torch.Tensor] = field(default_factory=list)
     norm_max: float | None = None  # their largest value (NaN if any is), read in host memory
     scale: torch.Tensor | None = None  # 0-d
+    scale_version: int = -1  # the scale tensor's version then (GradScaler.update bumps it)
     act: dict[int, list[torch.Tensor]] = field(default_factory=dict)
     stash: list[RawEntry] = field(default_factory=list)
     # the step's forward passes, kept to run them again when no outputs were kept (replay.py)

@@ -519,6 +519,37 @@ def nx_acyclic(run) -> bool:
     return nx.is_directed_acyclic_graph(run.dag.to_networkx())
 
 
+@pytest.mark.parametrize("use_scaler", [False, True])
+def test_gradient_accumulation_is_one_step_per_optimizer_step(run_path, use_scaler):
+    """Three micro-batches per step and no `dbg.step`: the steps are the optimizer's, from the
+    first one (before the optimizer is known) and under a GradScaler that skips a step (the
+    micro-batches' forward passes must not each begin a step)."""
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10) if use_scaler else None
+    data = batches(15)
+    with NeuralDbg(model, path=run_path(), scaler=scaler) as dbg:
+        for step in range(5):
+            opt.zero_grad()
+            for micro in range(3):
+                x, y = data[3 * step + micro]
+                if use_scaler and step == 2 and micro == 1:
+                    x = torch.full_like(x, float("nan"))  # the scaler skips this step
+                loss = nn.functional.mse_loss(model(x), y) / 3
+                (scaler.scale(loss) if scaler is not None else loss).backward()
+                dbg.record_loss(loss)
+            if scaler is not None:
+                scaler.step(opt)
+                scaler.update()
+            else:
+                opt.step()
+        assert dbg.step == 5
+    assert dbg.run.series.steps == tuple(range(5))
+    if use_scaler:  # the skipped step is step 2, and the scale halved after it
+        scales = dict(dbg.run.series.get("scaler_scale"))
+        assert scales[2] == 2.0**10 and scales[3] == 2.0**9
+
+
 def test_bf16_autocast_with_grad_scaler_on_cpu(run_path):
     model = mlp(width=32)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
