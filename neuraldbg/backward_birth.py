@@ -74,15 +74,14 @@ def backward_birth(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
     calls = [c for c in b.calls if c.weights == weights]
     if not calls or not all(c.repeatable(weights) for c in calls):
         return None
-    seen, roots = _replay_calls(cap, calls)
-    if not roots:
-        return None
-    return _locate(cap, step, seen, roots, real_bad)
+    return _replay_and_locate(cap, step, calls, real_bad)
 
 
-def _replay_calls(cap: StepCapture, calls: list[Any]
-                  ) -> tuple[list[_Call], list[torch.Tensor]]:
-    """Run `calls` again with every hooked module's gradient-carrying tensors kept."""
+def _replay_and_locate(cap: StepCapture, step: int, calls: list[Any],
+                       real_bad: set[int]) -> Event | None:
+    """Run `calls` again with every hooked module's gradient-carrying tensors kept, and
+    differentiate them before the model's buffers are put back (a BatchNorm's running
+    statistics are saved for its backward: restoring them first would break the graph)."""
     seen: list[_Call] = []
 
     def hook_for(slot: int) -> Any:
@@ -101,13 +100,15 @@ def _replay_calls(cap: StepCapture, calls: list[Any]
         with preserved(model):
             for call in calls:
                 roots += _grad_tensors(run_again(model, call))
+            for h in handles:
+                h.remove()
+            return _locate(cap, step, seen, roots, real_bad) if roots else None
     except Exception:  # a forward that cannot run away from its loop: no answer
-        return [], []
+        return None
     finally:
         for h in handles:
             h.remove()
         cap.replaying, cap.in_forward, cap.fast_stash = was
-    return seen, roots
 
 
 def _locate(cap: StepCapture, step: int, seen: list[_Call], roots: list[torch.Tensor],
@@ -118,11 +119,8 @@ def _locate(cap: StepCapture, step: int, seen: list[_Call], roots: list[torch.Te
             tensors.setdefault(id(t), t)
     params = [p for p in cap.grouper.params if p.requires_grad]
     targets = [*tensors.values(), *params]
-    try:
-        grads = torch.autograd.grad(roots, targets, [torch.ones_like(r) for r in roots],
-                                    allow_unused=True)
-    except RuntimeError:  # a graph autograd cannot differentiate again: no answer
-        return None
+    grads = torch.autograd.grad(roots, targets, [torch.ones_like(r) for r in roots],
+                                allow_unused=True)
     present = [(t, g) for t, g in zip(targets, grads, strict=True) if g is not None]
     if not present:
         return None

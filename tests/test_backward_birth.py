@@ -75,6 +75,19 @@ def test_parameter_free_module_downstream_of_the_nan_gradients_is_the_origin(run
     assert ev.value >= 1
 
 
+def test_with_batchnorm_whose_running_statistics_its_backward_saves(run_path):
+    """BatchNorm saves its running statistics for backward: the replayed pass is
+    differentiated before they are put back (else autograd refuses the graph)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Tanh(), nn.Linear(8, 8),
+                          GuardedSqrt(), nn.Linear(8, 1))
+    _zero_unit(model[3])
+    run = train(model, 3, run_path())
+    ev = run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (0, "4", Direction.BACKWARD)
+    assert ev.metadata["replayed"] and ev.metadata["layers_nonfinite"] == 3
+
+
 def test_born_in_a_containers_own_code_names_the_container(run_path):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), GuardedBlock(), nn.Linear(8, 1))
