@@ -40,11 +40,25 @@ _GRAD_OUT: dict[str, tuple[str, ...]] = {
 # ---------------------------------------------------------------- evidence from one run
 
 
-def origin_neighbors(dag: LayerGraph, origin: str | None) -> list[str]:
-    """Layers one DAG edge (either direction) from ORIGIN, as node and module names."""
+def origin_layers(dag: LayerGraph, origin: str | None) -> list[str]:
+    """The layers ORIGIN stands for: itself when it is a layer of the DAG; when it names a
+    container (a module that holds layers and is not one, so no layer can equal it), every
+    layer inside it."""
     if origin is None:
         return []
-    own = {n.name for n in dag.nodes if n.module == origin} | {origin}
+    modules = {n.module for n in dag.nodes}
+    if origin in modules or origin == "":
+        return [origin]
+    return sorted(m for m in modules if m.startswith(origin + "."))
+
+
+def origin_neighbors(dag: LayerGraph, origin: str | None) -> list[str]:
+    """Layers one DAG edge (either direction) from ORIGIN (from any layer inside it, when it
+    names a container), as node and module names."""
+    if origin is None:
+        return []
+    inside = set(origin_layers(dag, origin))
+    own = {n.name for n in dag.nodes if n.module in inside} | {origin}
     modules = {n.name: n.module for n in dag.nodes}
     near = {b for a, b in dag.edges if a in own} | {a for a, b in dag.edges if b in own}
     return sorted(({modules.get(x, x) for x in near} | near) - own - {origin})
@@ -119,10 +133,12 @@ def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
                      "step": h.step} for h in hyps],
         posteriors=post, evidence=evidence, steps=len(losses),
         failure=None if failure is None else str(failure),
+        origin_layers=origin_layers(run.dag, scenario.origin),
         origin_neighbors=origin_neighbors(run.dag, scenario.origin),
         loss_failure_step=at_loss, first_event_step=first,
         latency=None if at_loss is None or first is None else first - at_loss)
-    base = {k: row[k] for k in ("scenario", "seed", "cause", "origin", "origin_neighbors",
+    base = {k: row[k] for k in ("scenario", "seed", "cause", "origin", "origin_layers",
+                                "origin_neighbors",
                                 "loss_failure_step", "error")}
     flag = grad_rule(run)
     rule = {**base, "posteriors": None, "seconds": None,

@@ -7,7 +7,9 @@ Definitions (DESIGN.md "Measures", made precise here; `threshold` = REPORT_THRES
   is predicted healthy and "healthy" takes rank 1. top-k is right when the true label (a cause or
   "healthy") is among the first k, so a healthy run counts only when healthy is predicted.
 * **localization** (runs whose scenario has ORIGIN): the rank-1 hypothesis names the right cause
-  and its layer is ORIGIN; "hop": or a layer one DAG edge (either way) from ORIGIN. The
+  and its layer is ORIGIN, or inside ORIGIN when ORIGIN names a container (a module that holds
+  layers and is not one itself, so no layer could ever equal it: `bench.origin_layers`); "hop":
+  or a layer one DAG edge (either way) from ORIGIN (from any layer inside it). The
   gradient-rule baseline names no cause, so only its layer is checked.
 * **ECE**: 15 equal-width bins over the rank-1 confidence (a run predicted healthy has confidence
   1 - max posterior), correctness = top-1; sum over bins of |accuracy - confidence| x share.
@@ -77,7 +79,8 @@ def localized(row: Row, hop: bool = False, require_cause: bool = True,
     if layer is None:
         return False
     layer = str(layer).split("#")[0]  # a second call site "net.0#1" is module "net.0"
-    return layer == row["origin"] or (hop and layer in (row.get("origin_neighbors") or ()))
+    return (layer == row["origin"] or layer in (row.get("origin_layers") or ())
+            or (hop and layer in (row.get("origin_neighbors") or ())))
 
 
 def localization(rows: Sequence[Row], hop: bool = False, require_cause: bool = True,

@@ -18,6 +18,7 @@ from neuraldbg.bench import (
     format_table,
     grad_rule,
     loss_failure_step,
+    origin_layers,
     origin_neighbors,
     run_bench,
 )
@@ -29,6 +30,7 @@ from neuraldbg.scoring import (
     false_alarm_rate,
     latency,
     localization,
+    localized,
     ranking,
     score,
     top1_confidence,
@@ -95,6 +97,28 @@ def test_origin_neighbors_follow_dag_edges_both_ways():
     assert origin_neighbors(dag, "net.1") == ["net.0", "net.2", "net.3"]
     assert origin_neighbors(dag, "net.3") == ["net.1", "net.1#1", "net.2"]
     assert origin_neighbors(dag, None) == []
+
+
+def test_a_container_origin_stands_for_the_layers_inside_it():
+    """ORIGIN may name a container (`hyper`, `odefunc`): no layer can equal it, so a layer
+    inside it is the right place, and its neighbours are those of the layers inside."""
+    nodes = (LayerNode("enc", "enc", "Linear", 1, order=0),
+             LayerNode("block.fc1", "block.fc1", "Linear", 1, order=1),
+             LayerNode("block.fc2", "block.fc2", "Linear", 1, order=2),
+             LayerNode("block.fc2#1", "block.fc2", "Linear", 0, order=3),
+             LayerNode("blockade", "blockade", "Linear", 1, order=4),
+             LayerNode("head", "head", "Linear", 1, order=5))
+    dag = LayerGraph("fx", nodes, (("enc", "block.fc1"), ("block.fc1", "block.fc2"),
+                                   ("block.fc2", "blockade"), ("blockade", "head")))
+    assert origin_layers(dag, "block") == ["block.fc1", "block.fc2"]  # not "blockade"
+    assert origin_layers(dag, "head") == ["head"] and origin_layers(dag, None) == []
+    assert origin_neighbors(dag, "block") == ["blockade", "enc"]
+    rows = [{**row("bad_init", [("bad_init", 0.9, layer)], origin="block"),
+             "origin_layers": origin_layers(dag, "block"),
+             "origin_neighbors": origin_neighbors(dag, "block")}
+            for layer in ("block.fc2#1", "blockade", "head")]
+    assert [localized(r) for r in rows] == [True, False, False]
+    assert [localized(r, hop=True) for r in rows] == [True, True, False]
 
 
 def test_ece_with_15_bins_and_healthy_confidence():

@@ -16,8 +16,8 @@ from types import MappingProxyType
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
-from causal.run import LayerStat, Run
-from causal.views import layer_label, layer_series, param_layers
+from causal.run import Direction, LayerStat, Run
+from causal.views import first_origin, layer_label, layer_series, param_layers
 
 
 class BadInit(CauseNode):
@@ -57,6 +57,14 @@ class BadInit(CauseNode):
             if prev is not None and prev > 0:
                 steps.append((layer, math.log10(v / prev)))
             prev = v
+        if len(steps) < 2:
+            # too few layers kept a finite scale on the first step to show a trend: the growth
+            # overflowed inside one layer's repeated calls (a recurrence, an unrolled ODE)
+            # before it could be measured; it is where the first non-finite value was born
+            born = first_origin(run)
+            if born is not None and born.step == first and born.layer_name in layers \
+                    and born.metadata.get("direction") == Direction.FORWARD:
+                return Localization(born.layer_name, first, (born,))
         if not steps:
             return Localization(layers[0], first, ())
         median = statistics.median(x for _, x in steps)
@@ -83,6 +91,12 @@ class BadInit(CauseNode):
         return Localization(origin, first, ())
 
     def describe(self, run: Run, loc: Localization) -> str:
+        if loc.layer and loc.evidence:  # localized where the growth overflowed
+            calls = sum(1 for n in run.dag.nodes if n.module == loc.layer)
+            over = f" (called {calls} times in each forward pass)" if calls > 1 else ""
+            return (f"Bad initialisation: the activation scale grew past the float range in "
+                    f"{layer_label(run, loc.layer)}{over} at step {loc.step or 0}, before any "
+                    f"other layer's scale could show the trend")
         where = f" from {layer_label(run, loc.layer)} on" if loc.layer else ""
         return (f"Bad initialisation: the activation scale changes geometrically with depth"
                 f"{where} at step {loc.step or 0}")

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.run import ActivationKind, LayerStat, Run
+from causal.symptoms.layers import MODERATE
 from causal.views import failure_step, finite, forward_order, layer_label, layer_series
 
 
@@ -36,17 +37,22 @@ class Saturation(CauseNode):
 
     def localize(self, run: Run) -> Localization:
         """Where saturation starts: at the first step any saturating layer is at least half
-        saturated, the most upstream such layer (the layers after it inherit its output)."""
+        saturated, the most upstream such layer (the layers after it inherit its output).
+        When none ever is, the same at the level the saturation symptom already counts
+        (`MODERATE`: a recurrent cell whose saturated fraction is averaged over its calls)."""
         stop = failure_step(run)
         sat = {n.name for n in run.dag.nodes if n.activation_kind == ActivationKind.SATURATING}
         series = layer_series(run, LayerStat.ACT_SATURATED, until=stop)
         order = forward_order(run)
         by_step: dict[int, list[str]] = {}
-        for layer, pts in series.items():
-            if layer in sat:
-                for step, v in pts:
-                    if v >= 0.5:
-                        by_step.setdefault(step, []).append(layer)
+        for level in (0.5, MODERATE):
+            for layer, pts in series.items():
+                if layer in sat:
+                    for step, v in pts:
+                        if v >= level:
+                            by_step.setdefault(step, []).append(layer)
+            if by_step:
+                break
         if not by_step:
             return Localization(None, stop)
         step = min(by_step)

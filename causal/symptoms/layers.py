@@ -40,6 +40,10 @@ class GradRegime(Symptom):
         return self.hard("healthy")
 
 
+#: The saturated fraction from which a saturating layer counts as saturated at all.
+MODERATE = 0.35
+
+
 class Saturation(Symptom):
     """How saturated the saturating layers (tanh, sigmoid...) were up to the failure."""
 
@@ -62,7 +66,7 @@ class Saturation(Symptom):
         peak = max(values)
         if peak >= 0.75:
             return self.hard("high")
-        if peak >= 0.35:
+        if peak >= MODERATE:
             return self.hard("moderate")
         return self.hard("low")
 
