@@ -268,3 +268,38 @@ def test_event_order_does_not_change_the_diagnosis(cause, rnd: random.Random):
         assert a[k] == pytest.approx(b[k], abs=1e-12)
         assert 0.0 <= a[k] <= 1.0
     assert [h.layer for h in diagnose(run)] == [h.layer for h in diagnose(other)]
+
+
+# ------------------------------------------------------------------ localization fallbacks
+
+def test_bad_init_growth_that_overflowed_inside_one_layer_is_localized_where_it_did():
+    """An unrolled recurrence: the first step's scale is finite only for the first layer, so
+    there is no trend to read; the layer where the first non-finite value was born is named."""
+    from causal.causes.bad_init import BadInit
+
+    g = mlp_graph("ReLU")
+    nan = float("nan")
+    start = std_window(g, [0.8, nan, nan, nan, nan])
+    born = origin(0, "2", "forward", "inf", has_params=True, inputs_finite=True)
+    run = Run({}, g, (born,), series(1, [nan]), (), (start,))
+    loc = BadInit().localize(run)
+    assert (loc.layer, loc.step, loc.evidence) == ("2", 0, (born,))
+    # a trend over two or more layers still decides
+    trend = Run({}, g, (born,), series(1, [nan]), (), (std_window(g, [8, 100, 1.2e3, nan, nan]),))
+    assert BadInit().localize(trend).layer == "0"
+
+
+def test_saturation_below_one_half_everywhere_still_names_the_most_saturated_place():
+    """A recurrent cell whose saturated fraction, averaged over its calls, peaks at 0.45."""
+    from causal.causes.saturation import Saturation
+
+    g = mlp_graph("Tanh")
+    sat = {("1", "act_saturated_frac"): [0.2, 0.3, 0.3],
+           ("3", "act_saturated_frac"): [0.3, 0.45, 0.44],
+           ("5", "act_saturated_frac"): [0.1, 0.36, 0.4]}
+    run = Run({}, g, (), series(3), (), (window(g, 2, sat, [0, 1, 2]),))
+    loc = Saturation().localize(run)
+    assert (loc.layer, loc.step) == ("3", 1)
+    low = {k: [min(v, 0.3) for v in vals] for k, vals in sat.items()}  # under the symptom's level
+    run = Run({}, g, (), series(3), (), (window(g, 2, low, [0, 1, 2]),))
+    assert Saturation().localize(run).layer is None
