@@ -303,3 +303,20 @@ def test_saturation_below_one_half_everywhere_still_names_the_most_saturated_pla
     low = {k: [min(v, 0.3) for v in vals] for k, vals in sat.items()}  # under the symptom's level
     run = Run({}, g, (), series(3), (), (window(g, 2, low, [0, 1, 2]),))
     assert Saturation().localize(run).layer is None
+
+
+def test_bad_init_reads_each_layers_factor_against_the_layers_that_feed_it():
+    """A cross-attention: the query projection reads a small learned latent array (no layer
+    feeds it), so the previous layer in forward order is not its input; against the layer DAG
+    the growth is one unbroken run from the embedding."""
+    from causal.causes.bad_init import BadInit
+
+    nodes = tuple(LayerNode(name, name, "Linear", 100, i, i, True)
+                  for i, name in enumerate(("embed", "q", "k", "o", "mlp")))
+    g = LayerGraph("autograd", nodes, (("embed", "k"), ("k", "o"), ("q", "o"), ("o", "mlp")))
+    stds = {"embed": 4.0, "q": 0.1, "k": 20.0, "o": 100.0, "mlp": 500.0}
+    start = window(g, 2, {(n, "act_std"): [s, s, s] for n, s in stds.items()}, [0, 1, 2])
+    run = Run({}, g, (), series(3), (), (start,))
+    assert BadInit().localize(run).layer == "embed"
+    chain = Run({}, LayerGraph("none", nodes, ()), (), series(3), (), (start,))
+    assert BadInit().localize(chain).layer == "k"  # without edges: the previous layer feeds it

@@ -37,26 +37,19 @@ class BadInit(CauseNode):
 
     def localize(self, run: Run) -> Localization:
         """Where the geometric growth (or decay) starts, from the first step's output std of
-        each layer with weights over the std of what feeds it (the previous such layer, or the
-        input batch). When the median per-layer factor is far from 1, the growth is spread over
-        depth: the origin is the start of the longest run of layers that each move the scale in
-        that direction by at least half the median factor (a single layer below 2x still starts
-        it). Otherwise one layer is off: the first whose factor is 2x away from the median."""
+        each layer with weights over the std of what feeds it (`_factors`). When the median
+        per-layer factor is far from 1, the growth is spread over depth: the origin is the
+        start of the longest run of layers that each move the scale in that direction by at
+        least half the median factor (a single layer below 2x still starts it). Otherwise one
+        layer is off: the first whose factor is 2x away from the median."""
         layers = param_layers(run)
         series = layer_series(run, LayerStat.ACT_STD)
         if not layers:
             return Localization(None, 0)
         first = min((pts[0][0] for pts in series.values()), default=0)
-        prev = dict(run.series.get("input_std")).get(first)
-        known_input = prev is not None
-        steps: list[tuple[str, float]] = []  # (layer, log10 of its factor)
-        for layer in layers:
-            v = dict(series.get(layer, [])).get(first)
-            if v is None or not math.isfinite(v) or v <= 0:
-                continue
-            if prev is not None and prev > 0:
-                steps.append((layer, math.log10(v / prev)))
-            prev = v
+        input_std = dict(run.series.get("input_std")).get(first)
+        known_input = input_std is not None
+        steps = _factors(run, layers, series, first, input_std)
         if len(steps) < 2:
             # too few layers kept a finite scale on the first step to show a trend: the growth
             # overflowed inside one layer's repeated calls (a recurrence, an unrolled ODE)
@@ -107,3 +100,53 @@ class BadInit(CauseNode):
         init = "kaiming_uniform_ (nonlinearity='relu')" if relu else "xavier_uniform_"
         return [f"re-initialise the weights with torch.nn.init.{init}",
                 "or add normalisation (LayerNorm/BatchNorm) between layers"]
+
+
+def _factors(run: Run, layers: list[str], series: dict[str, list[tuple[int, float]]],
+             first: int, input_std: float | None) -> list[tuple[str, float]]:
+    """(layer, log10 of its scale factor) for the layers with weights, in forward order: the
+    layer's output std on the first step over the largest output std among the layers with
+    weights that feed it in the layer DAG (`_feeding_stds`: a cross-attention's output over its
+    keys and values, a residual block's over its stream), or over the input batch's for the
+    first layer. A later layer fed
+    by no layer (a query projection of a learned latent array) reads a parameter of unknown
+    scale and is left out. Without DAG edges, each layer is fed by the previous one."""
+    std = {layer: v for layer, pts in series.items()
+           if (v := dict(pts).get(first)) is not None and math.isfinite(v) and v > 0}
+    edges = bool(run.dag.edges)
+    out: list[tuple[str, float]] = []
+    prev = input_std
+    for k, layer in enumerate(layers):
+        v = std.get(layer)
+        if v is None:
+            continue
+        if edges:
+            fed = _feeding_stds(run, layer, std)
+            src = max(fed) if fed else (input_std if k == 0 else None)
+        else:
+            src = prev
+        if src is not None and src > 0:
+            out.append((layer, math.log10(v / src)))
+        prev = v
+    return out
+
+
+def _feeding_stds(run: Run, layer: str, std: dict[str, float]) -> list[float]:
+    """The first-step output stds of the nearest layers with weights upstream of `layer`
+    (through layers without weights, as the previous-layer rule compares like with like: an
+    activation in between is part of the factor)."""
+    found: list[float] = []
+    seen: set[str] = set()
+    todo = list(run.dag.predecessors(layer))
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        node = run.dag.node(p)
+        if node is not None and node.param_count > 0:
+            if p in std:
+                found.append(std[p])
+        else:
+            todo += run.dag.predecessors(p)
+    return found
