@@ -59,6 +59,13 @@ def equivalent_module(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     return SATURATING_FUNCS.get(func)
 
 
+def saturation_bound(module: nn.Module) -> float:
+    """The largest |value| a saturating activation module can return."""
+    if isinstance(module, nn.Hardtanh):
+        return max(abs(module.min_val), abs(module.max_val))
+    return 1.0
+
+
 def activation_row(module: nn.Module, y: torch.Tensor) -> Row:
     """(saturated, zero, dead) fractions of one activation output, on its device."""
     return torch.stack(activation_fractions(module, y, activation_kind(module)))
@@ -109,10 +116,19 @@ class InnerActivations:
     that are activation modules themselves (nn.Tanh calls torch.tanh) already measure their own
     output and are skipped.
 
+    A saturating function applied inside a unit makes it a saturating unit only when the
+    unit's output stays within that function's range: a gate `tanh(f) * sigmoid(g)` or a cell
+    `o * tanh(c)` saturates with it, but a self-gated activation (GPT-2's tanh-approximated
+    GELU `0.5 x (1 + tanh(...))`, `x * sigmoid(1.702 x)`, SiLU written by hand) only uses the
+    function as a smooth switch and its output grows with its input. Each such unit is checked
+    on full-statistics steps (one host read) until its output is once seen outside the range;
+    from then on its saturating calls are ignored.
+
     `kinds` is the monitor's list of the units' activation kinds, updated in place the first
     time a unit is seen applying a saturating or ReLU-family function (ReLU wins over
-    saturating, as for modules), when `on_kind(unit, kind)` is called too; `on_late(unit, row)`
-    when a row arrives for a unit whose call has already finished.
+    saturating, as for modules), when `on_kind(unit, kind)` is called too (with OTHER when a
+    unit taken for saturating turns out self-gated); `on_late(unit, row)` when a row arrives
+    for a unit whose call has already finished.
     """
 
     def __init__(self, units: list[Unit], kinds: list[str], on_kind: Callable[[int, str], None],
@@ -128,6 +144,10 @@ class InnerActivations:
         self.produced: dict[int, tuple[int, int, weakref.ref[torch.Tensor]]] = {}
         self.seq = 0
         self.pending: dict[int, list[Row]] = {}
+        # rows of saturating functions applied inside a running unit, kept until its output is
+        # checked against their range (the largest |value| they can return)
+        self.pending_sat: dict[int, tuple[list[Row], float]] = {}
+        self.self_gated: set[int] = set()  # units whose output left the range: not saturating
 
     @property
     def active(self) -> bool:
@@ -154,6 +174,7 @@ class InnerActivations:
         self.stack.clear()
         self.produced.clear()
         self.pending.clear()
+        self.pending_sat.clear()
 
     def _pre_hook(self, idx: int) -> Callable[[nn.Module, Any], None]:
         def hook(module: nn.Module, args: Any) -> None:
@@ -167,7 +188,37 @@ class InnerActivations:
             self.stack.pop()
         if output is not None:
             self._mark(output, idx)
-        return self.pending.pop(idx, None)
+        rows = self.pending.pop(idx, None)
+        sat = self.pending_sat.pop(idx, None)
+        if sat is not None and self._within(output, sat[1]):
+            self._set_kind(idx, ActivationKind.SATURATING)
+            rows = [*(rows or []), *sat[0]]
+        elif sat is not None:  # self-gated: the function is a switch, not a bound
+            self.self_gated.add(idx)
+            if self.kinds[idx] == ActivationKind.SATURATING:
+                self.kinds[idx] = ActivationKind.OTHER
+                self.on_kind(idx, ActivationKind.OTHER)
+        return rows
+
+    def _within(self, output: torch.Tensor | None, bound: float) -> bool:
+        """Whether the unit's output stays within the range of its saturating functions."""
+        if output is None or not output.is_floating_point() or not output.numel():
+            return False
+        watch = self.watch
+        paused = watch.paused if watch is not None else False
+        if watch is not None:
+            watch.paused = True  # the check is the monitor's, not the model's
+        try:
+            top = float(output.detach().abs().amax())  # one host read, until it is out
+        finally:
+            if watch is not None:
+                watch.paused = paused
+        return not top > bound * (1 + 1e-3)  # a NaN output says nothing against it
+
+    def _set_kind(self, idx: int, kind: str) -> None:
+        if self.kinds[idx] != ActivationKind.RELU and self.kinds[idx] != kind:
+            self.kinds[idx] = kind  # ReLU wins over saturating, as for modules
+            self.on_kind(idx, kind)
 
     def _mark(self, t: torch.Tensor, idx: int) -> None:
         self.seq += 1
@@ -213,9 +264,13 @@ class InnerActivations:
         if self.native[idx]:
             return
         kind = activation_kind(module)
-        if self.kinds[idx] != ActivationKind.RELU and self.kinds[idx] != kind:
-            self.kinds[idx] = kind  # ReLU wins over saturating, as for modules
-            self.on_kind(idx, kind)
+        if running and kind == ActivationKind.SATURATING:
+            if idx not in self.self_gated:  # judged when the unit's call ends (unit_done)
+                rows, bound = self.pending_sat.get(idx, ([], 0.0))
+                self.pending_sat[idx] = ([*rows, activation_row(module, out)],
+                                         max(bound, saturation_bound(module)))
+            return
+        self._set_kind(idx, kind)
         row = activation_row(module, out)
         if running:
             self.pending.setdefault(idx, []).append(row)

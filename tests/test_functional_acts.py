@@ -100,6 +100,64 @@ def test_an_open_functional_gate_is_not_saturated(run_path):
     assert not any(e.to_state == "activation_saturated" for e in run.events)
 
 
+class TanhGELU(nn.Module):
+    """GPT-2's "gelu_new" (Hugging Face NewGELUActivation), written with torch.tanh."""
+
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+
+
+class QuickGELU(nn.Module):
+    """CLIP's x * sigmoid(1.702 x)."""
+
+    def forward(self, x):
+        return x * torch.sigmoid(1.702 * x)
+
+
+class GRUCell(nn.Module):
+    """A hand-written GRU cell: its output mixes tanh and the previous state, within (-1, 1)."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.d = d
+
+    def forward(self, gates):
+        r, z, n = gates.chunk(3, dim=-1)
+        h = torch.zeros_like(n)
+        r, z = torch.sigmoid(r), torch.sigmoid(z)
+        return (1 - z) * torch.tanh(n * r) + z * h
+
+
+@pytest.mark.parametrize("act", [TanhGELU, QuickGELU])
+def test_a_self_gated_activation_is_not_a_saturating_unit(run_path, act):
+    """Large inputs saturate the tanh/sigmoid inside, but the output grows with the input:
+    nothing saturates. Before, every GPT-2 MLP read as saturated."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 32), act(), nn.Linear(32, 1))
+    with torch.no_grad():
+        model[0].weight.mul_(20.0)  # pre-activations of tens: the inner switch is saturated
+    with NeuralDbg(model, path=run_path()) as dbg:
+        _train(model, _batches(8), dbg, lr=1e-4)
+    run = dbg.run
+    assert _node(run, "1").activation_kind == ActivationKind.OTHER
+    sat = [v for _, v in layer_series(run, LayerStat.ACT_SATURATED).get("1", [])]
+    assert all(math.isnan(v) for v in sat)
+    assert not any(e.to_state == "activation_saturated" for e in run.events)
+
+
+def test_a_hand_written_cell_within_its_functions_range_is_saturating(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 48), GRUCell(16), nn.Linear(16, 1))
+    with torch.no_grad():
+        model[0].weight.mul_(30.0)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        _train(model, _batches(8), dbg, lr=1e-4)
+    run = dbg.run
+    assert _node(run, "1").activation_kind == ActivationKind.SATURATING
+    sat = [v for _, v in layer_series(run, LayerStat.ACT_SATURATED)["1"]]
+    assert sat and max(sat) > 0.5
+
+
 def test_relus_in_a_containers_code_belong_to_the_unit_they_follow(run_path):
     torch.manual_seed(0)
     model = FunctionalMLP()
