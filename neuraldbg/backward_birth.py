@@ -103,8 +103,8 @@ def _replay_and_locate(cap: StepCapture, step: int, calls: list[Any],
             for h in handles:
                 h.remove()
             return _locate(cap, step, seen, roots, real_bad) if roots else None
-    except Exception:  # a forward that cannot run away from its loop: no answer
-        return None
+    except Exception:  # a forward that cannot run away from its loop, or a graph autograd
+        return None  # cannot differentiate again: no answer (the old origin stands)
     finally:
         for h in handles:
             h.remove()
