@@ -17,8 +17,11 @@ first to run in the backward pass).
 The monitor does not hold the loss function, so a unit gradient stands in for the one the loss
 sent to the outputs. A birth inside the model (0 * inf, 0 / 0) does not depend on it; the answer
 is kept only when this backward makes exactly the same layers' parameter gradients non-finite
-as the real one did, and otherwise the parameter-gradient origin stands (an overflow that
-needs the real gradient's size, a value born in the loss's own backward).
+as the real one did. When it makes none non-finite while the real one did, on a step without
+autocast, the model's own backward was not where it happened: the non-finite gradient came out
+of the loss's backward (`sqrt` of a loss term that reached exactly 0), and the origin is the
+loss. Otherwise (a float16 backward whose overflow needs the real gradient's size) the
+parameter-gradient origin stands.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from causal.run import Direction, Event
+from causal.run import LOSS, Direction, Event
 from neuraldbg.nonfinite import nonfinite_origin
 from neuraldbg.preserve import preserved
 from neuraldbg.replay import run_again, weights_version
@@ -74,11 +77,11 @@ def backward_birth(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
     calls = [c for c in b.calls if c.weights == weights]
     if not calls or not all(c.repeatable(weights) for c in calls):
         return None
-    return _replay_and_locate(cap, step, calls, real_bad)
+    return _replay_and_locate(cap, step, calls, real_bad, b.amp == "none")
 
 
 def _replay_and_locate(cap: StepCapture, step: int, calls: list[Any],
-                       real_bad: set[int]) -> Event | None:
+                       real_bad: set[int], full_precision: bool) -> Event | None:
     """Run `calls` again with every hooked module's gradient-carrying tensors kept, and
     differentiate them before the model's buffers are put back (a BatchNorm's running
     statistics are saved for its backward: restoring them first would break the graph)."""
@@ -102,7 +105,7 @@ def _replay_and_locate(cap: StepCapture, step: int, calls: list[Any],
                 roots += _grad_tensors(run_again(model, call))
             for h in handles:
                 h.remove()
-            return _locate(cap, step, seen, roots, real_bad) if roots else None
+            return _locate(cap, step, seen, roots, real_bad, full_precision) if roots else None
     except Exception:  # a forward that cannot run away from its loop, or a graph autograd
         return None  # cannot differentiate again: no answer (the old origin stands)
     finally:
@@ -112,7 +115,7 @@ def _replay_and_locate(cap: StepCapture, step: int, calls: list[Any],
 
 
 def _locate(cap: StepCapture, step: int, seen: list[_Call], roots: list[torch.Tensor],
-            real_bad: set[int]) -> Event | None:
+            real_bad: set[int], full_precision: bool) -> Event | None:
     tensors: dict[int, torch.Tensor] = {}
     for c in seen:
         for t in (*c.outputs, *c.inputs):
@@ -132,6 +135,8 @@ def _locate(cap: StepCapture, step: int, seen: list[_Call], roots: list[torch.Te
         return finite.get(id(t), True)  # no gradient reached it: nothing non-finite either
 
     replay_bad = {i for i, u in enumerate(cap.units) if not all(ok(p) for p in u.params)}
+    if not replay_bad and full_precision:  # the model's own backward is finite: the loss's
+        return _born_in_loss(cap, step, real_bad)
     if replay_bad != real_bad:  # the stand-in upstream gradient did not reproduce the step
         return None
     born: list[tuple[_Call, list[torch.Tensor]]] = []
@@ -160,6 +165,19 @@ def _locate(cap: StepCapture, step: int, seen: list[_Call], roots: list[torch.Te
                             module_type=type(slot.module).__name__,
                             has_params=any(True for _ in slot.module.parameters()),
                             layers_nonfinite=len(real_bad), exact=True, replayed=True)
+
+
+def _born_in_loss(cap: StepCapture, step: int, real_bad: set[int]) -> Event:
+    """The origin of a non-finite gradient that came out of the loss's backward, counted on
+    the real gradients of the layers it reached."""
+    grads = [p.grad for i in sorted(real_bad) for p in cap.units[i].params
+             if p.grad is not None and not p.grad.is_sparse]
+    count, has_nan = torch.stack([
+        torch.stack([(~torch.isfinite(g)).sum().float() for g in grads]).sum(),
+        torch.stack([torch.isnan(g).any().float() for g in grads]).amax()]).tolist()
+    return nonfinite_origin(step, LOSS, Direction.BACKWARD, count, has_nan > 0,
+                            layers_nonfinite=len(real_bad), exact=True, replayed=True,
+                            born_in="the loss's backward")
 
 
 def _encloses(outer: str, inner: str) -> bool:

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from causal.run import Direction
+from causal.run import LOSS, Direction
 from neuraldbg import NeuralDbg
 
 
@@ -98,7 +98,7 @@ def test_born_in_a_containers_own_code_names_the_container(run_path):
     assert ev.metadata["module_type"] == "GuardedBlock"
 
 
-def test_a_value_born_in_the_losss_backward_keeps_the_parameter_gradient_origin(run_path):
+def test_a_value_born_in_the_losss_backward_is_the_losss(run_path):
     """sqrt(0 * out) in the loss: finite loss, NaN gradient from the loss's own backward. The
     model's backward with a stand-in gradient is finite, so nothing inside it is blamed."""
     def loss_fn(out, y):
@@ -108,8 +108,25 @@ def test_a_value_born_in_the_losss_backward_keeps_the_parameter_gradient_origin(
     model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
     run = train(model, 2, run_path(), loss_fn=loss_fn)
     ev = run.first_nonfinite
-    assert (ev.step, ev.metadata["direction"]) == (0, Direction.BACKWARD)
-    assert ev.layer_name == "2" and "replayed" not in ev.metadata
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (0, LOSS, Direction.BACKWARD)
+    assert ev.metadata["replayed"] and ev.metadata["layers_nonfinite"] == 2
+    assert ev.to_state == "nan" and ev.value >= 1
+
+
+def test_a_stand_in_gradient_that_reproduces_only_part_of_the_step_names_nothing(run_path):
+    """The model's backward makes some layers non-finite, the loss's others: the stand-in does
+    not reproduce the real set, so the parameter-gradient origin stands."""
+    def loss_fn(out, y):  # the loss's backward also poisons the head through the output
+        return torch.sqrt((out * 0.0).pow(2).sum()) + nn.functional.mse_loss(out, y)
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), GuardedSqrt(),
+                          nn.Linear(8, 1))
+    _zero_unit(model[2])
+    run = train(model, 2, run_path(), loss_fn=loss_fn)
+    ev = run.first_nonfinite
+    assert (ev.layer_name, ev.metadata["direction"]) == ("4", Direction.BACKWARD)
+    assert "replayed" not in ev.metadata
 
 
 def test_following_a_backward_born_value_leaves_the_run_unchanged(run_path):
