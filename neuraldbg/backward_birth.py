@@ -26,6 +26,7 @@ parameter-gradient origin stands.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
@@ -33,8 +34,8 @@ import torch
 from causal.run import LOSS, Direction, Event
 from neuraldbg.nonfinite import nonfinite_origin
 from neuraldbg.preserve import preserved
-from neuraldbg.replay import run_again, weights_version
-from neuraldbg.stats import iter_tensors
+from neuraldbg.replay import repeatable_calls, run_again
+from neuraldbg.stats import iter_tensors, nonfinite_count
 
 if TYPE_CHECKING:
     from neuraldbg.capture import StepCapture
@@ -56,26 +57,24 @@ def _grad_tensors(obj: Any) -> list[torch.Tensor]:
     return [t for t in iter_tensors(obj) if t.is_floating_point() and t.requires_grad]
 
 
-def nonfinite_units(cap: StepCapture) -> set[int]:
-    """The units whose parameter gradients (as accumulated now) hold a non-finite value."""
-    pairs = [(i, p.grad) for i, u in enumerate(cap.units) for p in u.params
-             if p.grad is not None and not p.grad.is_sparse]
-    if not pairs:
+def nonfinite_units(cap: StepCapture, b: StepBuffer) -> set[int]:
+    """The units whose parameter gradients hold a non-finite value, from step `b`'s gradient
+    norms (a float32 norm that overflowed for finite values is recomputed first)."""
+    if not b.norm_k:
         return set()
-    bad = torch.stack([~torch.isfinite(g).all() for _, g in pairs]).tolist()
-    return {i for (i, _), b in zip(pairs, bad, strict=True) if b}
+    values = cap.grouper.refine([float(n) for n in b.norm_t], b.norm_k)
+    per_unit, observed, _ = cap.grouper.group(values, b.norm_k)
+    return {i for i, (v, seen) in enumerate(zip(per_unit, observed, strict=True))
+            if seen and not math.isfinite(v)}
 
 
 def backward_birth(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
     """The `nonfinite_origin` event of a value born in the backward pass of step `b`, at the
     module whose backward produced it; None when the passes cannot run again or the answer
     does not reproduce the real gradients (see the module docstring)."""
-    real_bad = nonfinite_units(cap)
-    if not real_bad:
-        return None
-    weights = weights_version(cap.grouper.params)
-    calls = [c for c in b.calls if c.weights == weights]
-    if not calls or not all(c.repeatable(weights) for c in calls):
+    real_bad = nonfinite_units(cap, b)
+    calls = repeatable_calls(b.calls, cap.grouper.params) if real_bad else []
+    if not calls:
         return None
     return _replay_and_locate(cap, step, calls, real_bad, b.amp == "none")
 
@@ -157,11 +156,8 @@ def _locate(cap: StepCapture, step: int, seen: list[_Call], roots: list[torch.Te
         return None
     c, sent = inner[-1]  # the latest in forward order: the first to run backward
     slot = cap.slots[c.slot]
-    produced = [grad_of[id(t)] for t in sent]
-    count, has_nan = torch.stack([
-        torch.stack([(~torch.isfinite(g)).sum().float() for g in produced]).sum(),
-        torch.stack([torch.isnan(g).any().float() for g in produced]).amax()]).tolist()
-    return nonfinite_origin(step, slot.name, Direction.BACKWARD, count, has_nan > 0,
+    count, has_nan = nonfinite_count([grad_of[id(t)] for t in sent])
+    return nonfinite_origin(step, slot.name, Direction.BACKWARD, count, has_nan,
                             module_type=type(slot.module).__name__,
                             has_params=any(True for _ in slot.module.parameters()),
                             layers_nonfinite=len(real_bad), exact=True, replayed=True)
@@ -170,12 +166,10 @@ def _locate(cap: StepCapture, step: int, seen: list[_Call], roots: list[torch.Te
 def _born_in_loss(cap: StepCapture, step: int, real_bad: set[int]) -> Event:
     """The origin of a non-finite gradient that came out of the loss's backward, counted on
     the real gradients of the layers it reached."""
-    grads = [p.grad for i in sorted(real_bad) for p in cap.units[i].params
-             if p.grad is not None and not p.grad.is_sparse]
-    count, has_nan = torch.stack([
-        torch.stack([(~torch.isfinite(g)).sum().float() for g in grads]).sum(),
-        torch.stack([torch.isnan(g).any().float() for g in grads]).amax()]).tolist()
-    return nonfinite_origin(step, LOSS, Direction.BACKWARD, count, has_nan > 0,
+    count, has_nan = nonfinite_count([p.grad for i in sorted(real_bad)
+                                      for p in cap.units[i].params
+                                      if p.grad is not None and not p.grad.is_sparse])
+    return nonfinite_origin(step, LOSS, Direction.BACKWARD, count, has_nan,
                             layers_nonfinite=len(real_bad), exact=True, replayed=True,
                             born_in="the loss's backward")
 

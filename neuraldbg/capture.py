@@ -31,7 +31,7 @@ from neuraldbg.nonfinite import forward_origin
 from neuraldbg.packing import collect, queue_quiet
 from neuraldbg.preserve import preserved, runs_collectives
 from neuraldbg.recorder import FlightRecorder
-from neuraldbg.replay import forward_call, run_again, weights_version
+from neuraldbg.replay import forward_call, repeatable_calls, run_again, weights_version
 from neuraldbg.stats import (
     NormGrouper,
     activation_stats,
@@ -392,9 +392,8 @@ class StepCapture:
     def _replay(self, b: StepBuffer) -> None:
         """Keep step `b`'s module outputs by running its forward passes again; none when a
         pass cannot run again."""
-        weights = weights_version(self.grouper.params)
-        calls = [c for c in b.calls if c.weights == weights]  # the passes of these weights
-        if not calls or not all(c.repeatable(weights) for c in calls):
+        calls = repeatable_calls(b.calls, self.grouper.params)
+        if not calls:
             return
         model = self.dbg.model
         was = (self.buf, self.in_forward, self.fast_stash, self.fwd_slow,

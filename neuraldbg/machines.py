@@ -327,8 +327,9 @@ def advance_loss(s: LossState, loss: float, cfg: Thresholds) -> tuple[LossState,
     low = smooth if s.min_smooth is None else min(s.min_smooth, smooth)
     first = smooth if s.first_smooth is None else s.first_smooth
     # diverging: far above the lowest smoothed loss, or far above the untrained model's loss
-    limit = min(cfg.diverge_factor * low, cfg.diverge_from_start * first) if first > 0 \
-        else cfg.diverge_factor * low
+    limit = cfg.diverge_factor * low
+    if first > 0:
+        limit = min(limit, cfg.diverge_from_start * first)
     above = low > 0 and smooth > limit
     hist = (*s.smoothed, smooth)[-w:]
     new = replace(s, recent=(*s.recent, loss)[-cfg.loss_window:], smoothed=hist, min_smooth=low,

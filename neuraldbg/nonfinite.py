@@ -19,7 +19,7 @@ import torch
 from causal.run import INPUT, LOSS, Direction, Event, EventKind, LayerStat, State
 from neuraldbg.gather import Gather
 from neuraldbg.recompute import rerun_in_float32
-from neuraldbg.stats import ACT_COLUMNS
+from neuraldbg.stats import ACT_COLUMNS, nonfinite_count
 
 if TYPE_CHECKING:
     from neuraldbg.capture import StashEntry, StepBuffer, StepCapture
@@ -159,11 +159,7 @@ def _backward_origin(cap: StepCapture, step: int, grads: list[float]) -> Event |
     has_nan = math.isnan(grads[i])
     count = 1.0
     if grads_t:
-        g = Gather()
-        g.add("nf", torch.stack([(~torch.isfinite(x)).sum().float() for x in grads_t]).sum())
-        g.add("nan", torch.stack([torch.isnan(x).any().float() for x in grads_t]).amax())
-        host = g.fetch()
-        count, has_nan = host["nf"][0], host["nan"][0] > 0
+        count, has_nan = nonfinite_count(grads_t)
     return nonfinite_origin(step, unit.name, Direction.BACKWARD, count, has_nan,
                             module_type=unit.module_type, layers_nonfinite=len(bad), exact=True)
 

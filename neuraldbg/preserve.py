@@ -53,10 +53,10 @@ def _same_items(now: Any, saved: Any) -> bool:
 @contextmanager
 def preserved(model: nn.Module) -> Iterator[None]:
     """Snapshot `model`'s buffers, its modules' own attributes and the RNG states (the global
-    generators and those the modules keep); restore all
-    on exit (also on error). Attributes are put back as objects (a counter or flag that a
-    forward rebinds, `self.calls += 1`, returns to its value; one it creates goes away), and
-    the contents of a module's own public lists and dicts too (`self.history.append(...)`)."""
+    generators and those the modules keep); restore all on exit (also on error). Attributes
+    are put back as objects (a counter or flag that a forward rebinds, `self.calls += 1`,
+    returns to its value; one it creates goes away), and the contents of a module's own public
+    lists and dicts too (`self.history.append(...)`)."""
     modules = list(model.modules())
     snap = [(module, key, buf, buf.detach().clone())
             for module in modules

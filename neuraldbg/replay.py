@@ -54,6 +54,16 @@ def forward_call(args: Any, kwargs: Any, device: str, weights: int,
                        _versions(args, kwargs), weights, state)
 
 
+def repeatable_calls(calls: Sequence[ForwardCall], params: Sequence[torch.Tensor]
+                     ) -> list[ForwardCall]:
+    """The passes of a step made with the current weights (an optimizer that runs a closure
+    updates them between passes), or none when one of those cannot run again (an input
+    changed in place since)."""
+    weights = weights_version(params)
+    now = [c for c in calls if c.weights == weights]
+    return now if all(c.repeatable(weights) for c in now) else []
+
+
 def weights_version(params: Sequence[torch.Tensor]) -> int:
     """Changes whenever any of `params` is modified in place (`.data` writes excepted)."""
     return sum([p._version for p in params])

@@ -108,9 +108,9 @@ def _factors(run: Run, layers: list[str], series: dict[str, list[tuple[int, floa
     layer's output std on the first step over the largest output std among the layers with
     weights that feed it in the layer DAG (`_feeding_stds`: a cross-attention's output over its
     keys and values, a residual block's over its stream), or over the input batch's for the
-    first layer. A later layer fed
-    by no layer (a query projection of a learned latent array) reads a parameter of unknown
-    scale and is left out. Without DAG edges, each layer is fed by the previous one."""
+    first layer. A later layer fed by no layer (a query projection of a learned latent array)
+    reads a parameter of unknown scale and is left out. Without DAG edges, each layer is fed
+    by the previous one."""
     std = {layer: v for layer, pts in series.items()
            if (v := dict(pts).get(first)) is not None and math.isfinite(v) and v > 0}
     edges = bool(run.dag.edges)

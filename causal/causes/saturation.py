@@ -44,15 +44,8 @@ class Saturation(CauseNode):
         sat = {n.name for n in run.dag.nodes if n.activation_kind == ActivationKind.SATURATING}
         series = layer_series(run, LayerStat.ACT_SATURATED, until=stop)
         order = forward_order(run)
-        by_step: dict[int, list[str]] = {}
-        for level in (0.5, MODERATE):
-            for layer, pts in series.items():
-                if layer in sat:
-                    for step, v in pts:
-                        if v >= level:
-                            by_step.setdefault(step, []).append(layer)
-            if by_step:
-                break
+        by_step = _saturated_by_step(series, sat, 0.5) or _saturated_by_step(
+            series, sat, MODERATE)
         if not by_step:
             return Localization(None, stop)
         step = min(by_step)
@@ -86,3 +79,15 @@ class Saturation(CauseNode):
             "or put a LayerNorm/BatchNorm before it so its pre-activations stay near 0",
             "shrink the pre-activations: xavier_uniform_ init, lower lr, clip gradients",
         ]
+
+
+def _saturated_by_step(series: dict[str, list[tuple[int, float]]], sat: set[str],
+                       level: float) -> dict[int, list[str]]:
+    """Step -> the saturating layers whose saturated fraction was at least `level` then."""
+    by_step: dict[int, list[str]] = {}
+    for layer, pts in series.items():
+        if layer in sat:
+            for step, v in pts:
+                if v >= level:
+                    by_step.setdefault(step, []).append(layer)
+    return by_step
