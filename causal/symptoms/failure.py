@@ -73,20 +73,32 @@ def _last_magnitude(run: Run, layer: str, step: int) -> float | None:
     return pts[-1][1] if pts else None
 
 
-def _never_improved(run: Run, until: int) -> bool:
+def _never_improved(run: Run, until: float) -> bool:
     """The loss never fell below 0.9x its start before step `until` (at least 10 steps): the
     run was failing (stalled or worse) from the first step, before any transition said so."""
     vals = [v for s, v in losses(run) if s < until and math.isfinite(v)]
     if len(vals) < 10:
         return False
-    start = statistics.fmean(vals[:3])
+    start = min(vals[:3])  # not their mean: the first updates may throw the loss up
     return start > 0 and min(vals[3:]) >= 0.9 * start
+
+
+def _no_progress(vals: list[float]) -> bool:
+    """The last fifth of the losses is not 5% below the first fifth, nor below the untrained
+    model's loss (any of the first three: a loss thrown up by the first updates and fallen back
+    to where it began inflates the first fifth, as an adaptive optimizer's far too large first
+    steps do before the model sits at chance)."""
+    if len(vals) < 20:
+        return False
+    k = len(vals) // 5
+    head = min(statistics.fmean(vals[:k]), *vals[:3])
+    return head > 0 and statistics.fmean(vals[-k:]) > 0.95 * head
 
 
 class Onset(Symptom):
     """When trouble started: at the very start (steps 0-2: init, unscaled data; or a loss that
-    never improved before the first transition), early, or late in an otherwise calm run
-    (outlier batch, unsafe op, slow drift)."""
+    never improved before the first transition, or never made progress at all without one),
+    early, or late in an otherwise calm run (outlier batch, unsafe op, slow drift)."""
 
     name = "onset"
     states = ("none", "start", "early", "late")
@@ -95,8 +107,10 @@ class Onset(Symptom):
 
     def observe(self, run: Run) -> Mapping[str, float]:
         trouble = trouble_events(run)
-        if not trouble:
-            return self.hard("none")
+        if not trouble:  # no transition, yet a run that never made progress failed at once
+            vals = [v for _, v in losses(run) if math.isfinite(v)]
+            return self.hard("start" if _no_progress(vals) and _never_improved(run, math.inf)
+                             else "none")
         step = trouble[0].step
         first = run.series.steps[0] if run.series.steps else 0
         rel = step - first
@@ -139,8 +153,6 @@ class LossPattern(Symptom):
             spread = statistics.pstdev(vals) / (abs(statistics.fmean(vals)) + 1e-12)
             if flips > 0.8 * len(diffs) and spread > 0.5:
                 return {"oscillating": 0.7, "steady": 0.3}
-            head, tail = statistics.fmean(vals[: len(vals) // 5]), statistics.fmean(
-                vals[-len(vals) // 5:])
-            if head > 0 and tail > 0.95 * head:
+            if _no_progress(vals):
                 return {"plateau": 0.6, "steady": 0.4}
         return self.hard("steady")
