@@ -199,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = suite_sub.add_parser("verify", help="check every label by intervention (exit 1 if any "
                              "is invalid)")
     p.add_argument("dir", nargs="?", default=None, help="directory of scenario files (default: "
-                   "the whole bundled datasets/, both splits)")
+                   "the whole bundled datasets/: train, heldout and probe)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.set_defaults(func=_suite_verify)
