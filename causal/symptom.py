@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from causal.errors import NeuralDbgError
@@ -17,6 +17,9 @@ from causal.run import Run
 
 #: Distributions must sum to 1 within this tolerance.
 TOLERANCE = 1e-6
+#: Half-width, in decades, of the band around a threshold where `Symptom.graded` shares a value
+#: between the two states (0.15: a factor of 1.4 either side).
+GRADE_WIDTH = 0.15
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 
 
@@ -87,6 +90,26 @@ class Symptom:
                 f"{list(self.states)}"
             )
         return {s: 1.0 if s == state else 0.0 for s in self.states}
+
+    def graded(self, value: float, cuts: Sequence[tuple[float, str]], below: str,
+               width: float = GRADE_WIDTH, log: bool = True) -> dict[str, float]:
+        """`below` under the first cut, each cut's state above it (cuts ascending), shared
+        between neighbouring states within `width` of a cut (a value at a cut is half one, half
+        the other), so that a run a hair either side of a threshold is not certain evidence of
+        opposite things. `log`: a magnitude, `width` in decades; else `width` in its units."""
+        if log and (not value > 0 or not math.isfinite(value)):
+            return self.hard(below if not value > 0 else cuts[-1][1])
+        x = math.log10(value) if log else value
+        out = dict.fromkeys(self.states, 0.0)
+        prev, above_prev = below, 1.0
+        for cut, state in cuts:
+            c = math.log10(cut) if log else cut
+            above = min(1.0, max(0.0, (x - c + width) / (2 * width)))
+            above = min(above, above_prev)
+            out[prev] += above_prev - above
+            prev, above_prev = state, above
+        out[prev] += above_prev
+        return out
 
     def check_distribution(self, dist: Mapping[str, float]) -> dict[str, float]:
         """Validate a distribution over this symptom's states; raises `SymptomError`."""

@@ -67,11 +67,7 @@ class InputScale(Symptom):
             vals = finite(v for s, v in run.series.get(column) if s in steps)
             if vals:
                 peak = max(peak, sorted(vals)[len(vals) // 2])
-        if peak > 1e3:
-            return self.hard("huge")
-        if peak > 50:
-            return self.hard("large")
-        return self.hard("normal")
+        return self.graded(peak, ((50.0, "large"), (1e3, "huge")), "normal")
 
 
 class HalfPrecision(Symptom):

@@ -164,8 +164,4 @@ class UpdateRatio(Symptom):
         if not by_step:
             return _uniform(self.states)
         peak = max(statistics.median(v) for v in by_step.values())
-        if peak > 1e-1:
-            return self.hard("very_high")
-        if peak > 1e-2:
-            return self.hard("high")
-        return self.hard("normal")
+        return self.graded(peak, ((1e-2, "high"), (1e-1, "very_high")), "normal")
