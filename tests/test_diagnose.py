@@ -358,3 +358,20 @@ def test_a_graded_magnitude_is_a_distribution_certain_away_from_its_thresholds(v
     if not near:
         assert d[expected] == 1.0
     assert sym.graded(1e-2, cuts, "normal") == {"normal": 0.5, "high": 0.5, "very_high": 0.0}
+
+
+def test_a_slowly_learning_run_that_fails_later_did_not_fail_from_its_start():
+    """A task that learns slowly (a click-through loss 0.707 -> 0.67 in 15 steps, under 10%)
+    was making progress when a batch broke it at step 15: the onset is not the start. The
+    same first transition after a loss that overshot and fell back to where it began is."""
+    from causal.symptoms.failure import Onset
+
+    g = mlp_graph("ReLU")
+    slow = [0.707 - 0.0025 * i for i in range(15)] + [3e3] * 5 + [float("nan")]
+    overshoot = [2.08, 2.6, 2.8, 2.5, 2.3, 2.2] + [2.08 + 0.01 * (-1) ** i for i in range(9)] \
+        + [3e3] * 5 + [float("nan")]
+    for loss, at_start in ((slow, False), (overshoot, True)):
+        run = Run({}, g, (ev(15, LOSS, "loss", "loss_steady", "loss_spike", 3e3),),
+                  series(len(loss), loss), (), ())
+        top = max(Onset().observe(run).items(), key=lambda kv: kv[1])[0]
+        assert (top == "start") == at_start, top

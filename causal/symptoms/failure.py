@@ -80,7 +80,12 @@ def _never_improved(run: Run, until: float) -> bool:
     if len(vals) < 10:
         return False
     start = min(vals[:3])  # not their mean: the first updates may throw the loss up
-    return start > 0 and min(vals[3:]) >= 0.9 * start
+    if not start > 0 or min(vals[3:]) < 0.9 * start:
+        return False
+    # a slow but steady decrease is progress too (a task that learns slowly, then fails),
+    # measured from the untrained model's loss when the first updates threw the loss up
+    k = len(vals) // 3
+    return statistics.fmean(vals[-k:]) >= 0.97 * min(statistics.fmean(vals[:k]), vals[0])
 
 
 def _no_progress(vals: list[float]) -> bool:
