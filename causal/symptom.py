@@ -92,19 +92,18 @@ class Symptom:
         return {s: 1.0 if s == state else 0.0 for s in self.states}
 
     def graded(self, value: float, cuts: Sequence[tuple[float, str]], below: str,
-               width: float = GRADE_WIDTH, log: bool = True) -> dict[str, float]:
-        """`below` under the first cut, each cut's state above it (cuts ascending), shared
-        between neighbouring states within `width` of a cut (a value at a cut is half one, half
-        the other), so that a run a hair either side of a threshold is not certain evidence of
-        opposite things. `log`: a magnitude, `width` in decades; else `width` in its units."""
-        if log and (not value > 0 or not math.isfinite(value)):
+               width: float = GRADE_WIDTH) -> dict[str, float]:
+        """`below` under the first cut, each cut's state above it (cuts ascending): a magnitude
+        read on a log scale, shared between neighbouring states within `width` decades of a cut
+        (a value at a cut is half one, half the other), so that a run a hair either side of a
+        threshold is not certain evidence of opposite things."""
+        if not value > 0 or not math.isfinite(value):
             return self.hard(below if not value > 0 else cuts[-1][1])
-        x = math.log10(value) if log else value
+        x = math.log10(value)
         out = dict.fromkeys(self.states, 0.0)
         prev, above_prev = below, 1.0
         for cut, state in cuts:
-            c = math.log10(cut) if log else cut
-            above = min(1.0, max(0.0, (x - c + width) / (2 * width)))
+            above = min(1.0, max(0.0, (x - math.log10(cut) + width) / (2 * width)))
             above = min(above, above_prev)
             out[prev] += above_prev - above
             prev, above_prev = state, above

@@ -102,8 +102,6 @@ def _replay_and_locate(cap: StepCapture, step: int, calls: list[Any],
         with preserved(model):
             for call in calls:
                 roots += _grad_tensors(run_again(model, call))
-            for h in handles:
-                h.remove()
             return _locate(cap, step, seen, roots, real_bad, full_precision) if roots else None
     except Exception:  # a forward that cannot run away from its loop, or a graph autograd
         return None  # cannot differentiate again: no answer (the old origin stands)

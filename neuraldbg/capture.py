@@ -230,7 +230,7 @@ class StepCapture:
 
         return hook
 
-    def _close_on_forward(self) -> bool:
+    def forward_may_close_step(self) -> bool:
         """Whether a forward pass after a backward one may begin a new step: when no optimizer
         ends steps (not known yet, or a GradScaler may skip its step), unless `_accumulating`."""
         return self.bound_optimizer is None or self.dbg.scaler is not None
@@ -254,7 +254,7 @@ class StepCapture:
         try:
             b = self.buf
             if (b.open and b.forwards and (b.backward_seen or b.losses)
-                    and self._close_on_forward() and not self._accumulating(b)):
+                    and self.forward_may_close_step() and not self._accumulating(b)):
                 self.close_step(self.dbg.step, advance=True)
                 b = self.buf
             if not b.open:

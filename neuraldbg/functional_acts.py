@@ -196,8 +196,7 @@ class InnerActivations:
         elif sat is not None:  # self-gated: the function is a switch, not a bound
             self.self_gated.add(idx)
             if self.kinds[idx] == ActivationKind.SATURATING:
-                self.kinds[idx] = ActivationKind.OTHER
-                self.on_kind(idx, ActivationKind.OTHER)
+                self._set_kind(idx, ActivationKind.OTHER)
         return rows
 
     def _within(self, output: torch.Tensor | None, bound: float) -> bool:

@@ -73,10 +73,13 @@ def _last_magnitude(run: Run, layer: str, step: int) -> float | None:
     return pts[-1][1] if pts else None
 
 
-def _never_improved(run: Run, until: float) -> bool:
-    """The loss never fell below 0.9x its start before step `until` (at least 10 steps): the
-    run was failing (stalled or worse) from the first step, before any transition said so."""
-    vals = [v for s, v in losses(run) if s < until and math.isfinite(v)]
+def _finite_losses(run: Run, until: float = math.inf) -> list[float]:
+    return [v for s, v in losses(run) if s < until and math.isfinite(v)]
+
+
+def _never_improved(vals: list[float]) -> bool:
+    """The finite losses `vals` (at least 10) never fell below 0.9x their start: the run was
+    failing (stalled or worse) from the first step, before any transition said so."""
     if len(vals) < 10:
         return False
     start = min(vals[:3])  # not their mean: the first updates may throw the loss up
@@ -113,13 +116,12 @@ class Onset(Symptom):
     def observe(self, run: Run) -> Mapping[str, float]:
         trouble = trouble_events(run)
         if not trouble:  # no transition, yet a run that never made progress failed at once
-            vals = [v for _, v in losses(run) if math.isfinite(v)]
-            return self.hard("start" if _no_progress(vals) and _never_improved(run, math.inf)
-                             else "none")
+            vals = _finite_losses(run)
+            return self.hard("start" if _no_progress(vals) and _never_improved(vals) else "none")
         step = trouble[0].step
         first = run.series.steps[0] if run.series.steps else 0
         rel = step - first
-        if rel <= 2 or _never_improved(run, step):
+        if rel <= 2 or _never_improved(_finite_losses(run, step)):
             return self.hard("start")
         n = max(run_length(run) - first, 1)
         if rel < max(10, 0.15 * n):
