@@ -92,7 +92,22 @@ def failure_step(run: Run) -> int | None:
     if origin is not None:
         return origin
     trouble = [e for e in trouble_events(run) if not str(e.to_state).startswith("activation")]
-    return trouble[0].step if trouble else None
+    for e in trouble:
+        if not _passing_spike(run, e, trouble):
+            return e.step
+    return None
+
+
+def _passing_spike(run: Run, spike: Event, trouble: list[Event]) -> bool:
+    """A loss spike alone at its step (no gradient in trouble with it) that the loss came back
+    from before anything else went wrong: noise of a low loss, not the start of a failure."""
+    if spike.to_state != "loss_spike" or any(
+            e.step == spike.step and e is not spike for e in trouble):
+        return False
+    later = [e.step for e in trouble if e.step > spike.step]
+    until = later[0] if later else math.inf
+    return any(e.layer_name == LOSS and e.to_state == "loss_steady"
+               and spike.step < e.step < until for e in run.events)
 
 
 def run_length(run: Run) -> int:

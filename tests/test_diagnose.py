@@ -376,3 +376,34 @@ def test_a_slowly_learning_run_that_fails_later_did_not_fail_from_its_start():
                   series(len(loss), loss), (), ())
         top = max(Onset().observe(run).items(), key=lambda kv: kv[1])[0]
         assert (top == "start") == at_start, top
+
+
+def test_units_that_die_after_a_blow_up_are_told_from_units_that_died_first():
+    """Dead units first seen after exploding gradients are the blow-up's consequence; dead
+    ones seen at the blow-up's own step (statistics come before the update) died first; from
+    events or from the dead fraction alone."""
+    from causal.symptoms.layers import DeadUnits
+
+    g = mlp_graph("ReLU")
+    boom = ev(15, "2", "grad", "grad_healthy", "grad_exploding", 1e5)
+    start = flat_start(g, {(f"{2 * i + 1}", "act_dead_frac"): [0.1, 0.1, 0.1]
+                           for i in range(4)})
+
+    def state(events, dead_at=None):
+        windows = (start,)
+        if dead_at is not None:
+            vals = {(f"{2 * i + 1}", "act_dead_frac"): [0.1, 0.95, 0.97] for i in range(4)}
+            windows += (window(g, dead_at + 1, vals, [dead_at - 1, dead_at, dead_at + 1]),)
+        run = Run({}, g, tuple(events), series(40), (), windows)
+        return max(DeadUnits().observe(run).items(), key=lambda kv: kv[1])[0]
+
+    def died(step: int) -> Event:
+        return ev(step, "3", "activation", "activation_healthy", "activation_dead", 1.0)
+
+    assert state([boom, died(16)]) == "dead_after_blowup"
+    assert state([boom, died(15)]) == "dead"
+    assert state([died(4), boom]) == "dead"
+    assert state([died(20)]) == "dead"
+    assert state([boom], dead_at=20) == "dead_after_blowup"
+    assert state([boom], dead_at=10) == "dead"
+    assert state([boom]) == "normal"

@@ -23,7 +23,8 @@ class DeadRelu(CauseNode):
     prior = 0.04
     summary = "Dead ReLU units"
     likelihoods = MappingProxyType({
-        "dead_units": {"normal": 0.05, "rising": 0.35, "dead": 0.58, "no_relu": 0.02},
+        "dead_units": {"normal": 0.05, "rising": 0.33, "dead": 0.5, "dead_after_blowup": 0.1,
+                       "no_relu": 0.02},
         "loss_pattern": {"steady": 0.1, "spike_recover": 0.05, "oscillating": 0.05,
                          "diverging": 0.05, "plateau": 0.75},
         "grad_regime": {"healthy": 0.3, "exploding": 0.05, "vanishing": 0.55, "both": 0.1},

@@ -71,35 +71,49 @@ class Saturation(Symptom):
         return self.hard("low")
 
 
+#: Events of a blow-up: units that die after one were killed by it (its consequence).
+BLOWUP = frozenset({"grad_exploding", "loss_spike", "loss_diverging", "activation_exploding"})
+
+
 class DeadUnits(Symptom):
     """ReLU units that never fire, relative to the layer's own start (about half inactive
-    per example is normal; units dead for the whole batch that keep growing are not)."""
+    per example is normal; units dead for the whole batch that keep growing are not).
+
+    Dead units first seen after a blow-up (exploding gradients or activations, a loss spike or
+    divergence) are told apart: an oversized update kills ReLU units as a consequence, whatever
+    caused it. Statistics of a step are taken in its forward pass, before its update, so units
+    seen dead at the blow-up's own step died before it."""
 
     name = "dead_units"
-    states = ("normal", "rising", "dead", "no_relu")
-    description = "dead ReLU units, against the layer's own start"
-    leak = MappingProxyType({"normal": 0.6, "rising": 0.05, "dead": 0.03, "no_relu": 0.32})
+    states = ("normal", "rising", "dead", "dead_after_blowup", "no_relu")
+    description = "dead ReLU units, against the layer's own start, and whether after a blow-up"
+    leak = MappingProxyType({"normal": 0.6, "rising": 0.05, "dead": 0.02,
+                             "dead_after_blowup": 0.03, "no_relu": 0.3})
 
     def observe(self, run: Run) -> Mapping[str, float]:
         relu = {n.name for n in run.dag.nodes if n.activation_kind == ActivationKind.RELU
                 and n.ran}
         if not relu:
             return self.hard("no_relu")
-        if any(e.to_state == "activation_dead" for e in run.events):
-            return self.hard("dead")
+        died = [e.step for e in run.events if e.to_state == "activation_dead"]
         series = layer_series(run, LayerStat.ACT_DEAD)
         worst = 0.0
         known = False
         for layer, pts in series.items():
-            vals = finite(v for _, v in pts)
+            vals = [(s, v) for s, v in pts if math.isfinite(v)]
             if layer not in relu or len(vals) < 2:
                 continue
             known = True
-            worst = max(worst, vals[-1] - vals[0])
-            if vals[-1] >= 0.9:
-                return self.hard("dead")
+            worst = max(worst, vals[-1][1] - vals[0][1])
+            if vals[-1][1] >= 0.9:
+                died.append(next(s for s, v in vals if v >= 0.9))
+        if died:
+            blowups = [e.step for e in run.events if e.to_state in BLOWUP]
+            after = bool(blowups) and min(died) > min(blowups)
+            return self.hard("dead_after_blowup" if after else "dead")
         if not known:
-            return {"normal": 0.5, "rising": 0.25, "dead": 0.25, "no_relu": 0.0}
+            return {"normal": 0.5, "rising": 0.25, "dead": 0.125, "dead_after_blowup": 0.125,
+                    "no_relu": 0.0}
         return self.hard("rising") if worst >= 0.3 else self.hard("normal")
 
 
