@@ -407,3 +407,25 @@ def test_units_that_die_after_a_blow_up_are_told_from_units_that_died_first():
     assert state([boom], dead_at=20) == "dead_after_blowup"
     assert state([boom], dead_at=10) == "dead"
     assert state([boom]) == "normal"
+
+
+def test_a_loss_spike_the_loss_came_back_from_is_not_where_the_run_began_to_fail():
+    """A lone spike of a low loss (0.38 against 0.07) that settles two steps later is noise;
+    the blow-up after it is the onset. A spike with gradients in trouble at its step, or one
+    the loss never came back from, is the onset."""
+    from causal.views import failure_step
+
+    g = mlp_graph("ReLU")
+    spike = ev(84, LOSS, "loss", "loss_steady", "loss_spike", 0.38)
+    settled = ev(86, LOSS, "loss", "loss_spike", "loss_steady", 0.02)
+    boom = [ev(105, LOSS, "loss", "loss_steady", "loss_spike", 9e3),
+            ev(105, "0", "grad", "grad_healthy", "grad_exploding", 9e3)]
+    grad_at_spike = ev(84, "2", "grad", "grad_healthy", "grad_exploding", 2e3)
+
+    def onset(*events):
+        return failure_step(Run({}, g, tuple(events), series(150), (), ()))
+
+    assert onset(spike, settled, *boom) == 105
+    assert onset(spike, *boom) == 84  # never settled before the blow-up
+    assert onset(spike, grad_at_spike, settled, *boom) == 84
+    assert onset(spike, settled) is None
