@@ -429,3 +429,23 @@ def test_a_loss_spike_the_loss_came_back_from_is_not_where_the_run_began_to_fail
     assert onset(spike, *boom) == 84  # never settled before the blow-up
     assert onset(spike, grad_at_spike, settled, *boom) == 84
     assert onset(spike, settled) is None
+
+
+def test_large_targets_count_as_unscaled_only_as_far_as_the_loss_shows_them():
+    """Targets of 1e4 with a loss of 1e8 at the start (regressed on raw) are unscaled data;
+    the same targets under a loss of 3 (used for ordering, as survival times are) are not; a
+    loss already non-finite at the start says nothing, so the targets count; raw inputs
+    count whatever the loss."""
+    from causal.symptoms.data import InputScale
+
+    g = mlp_graph("ReLU")
+
+    def state(loss, inp=None):
+        run = Run({}, g, (), series(20, loss, inp=inp, tgt=[1e4] * 20), (), ())
+        return max(InputScale().observe(run).items(), key=lambda kv: kv[1])[0]
+
+    assert state([1e8] * 20) == "huge"
+    assert state([3.0] * 20) == "normal"
+    assert state([200.0] * 20) == "large"
+    assert state([3.0, math.inf] + [math.nan] * 18) == "huge"
+    assert state([3.0] * 20, inp=[5e3] * 20) == "huge"

@@ -51,7 +51,11 @@ class InputOutlier(Symptom):
 
 class InputScale(Symptom):
     """Input and target magnitude at the start of the run: standardised data sits within a
-    few units; raw features or targets in the hundreds or more make the loss huge from step 0."""
+    few units; raw features or targets in the hundreds or more make the loss huge from step 0.
+
+    Targets count only as far as the loss shows them: a loss that uses them for ordering,
+    weighting or counting (survival times, a Poisson rate's counts) stays ordinary however
+    large they are, and then they are no scale problem."""
 
     name = "input_scale"
     states = ("normal", "large", "huge")
@@ -62,12 +66,27 @@ class InputScale(Symptom):
         steps = run.series.steps[:5]
         if not steps:
             return {s: 1 / 3 for s in self.states}
-        peak = 0.0
-        for column in ("input_max_abs", "target_max_abs"):
-            vals = finite(v for s, v in run.series.get(column) if s in steps)
-            if vals:
-                peak = max(peak, sorted(vals)[len(vals) // 2])
-        return self.graded(peak, ((50.0, "large"), (1e3, "huge")), "normal")
+        peak = _start_median(run, "input_max_abs", steps)
+        target = _start_median(run, "target_max_abs", steps)
+        start_loss = _start_loss(run, steps[:3])
+        if start_loss is not None:
+            target = min(target, start_loss)
+        return self.graded(max(peak, target), ((50.0, "large"), (1e3, "huge")), "normal")
+
+
+def _start_median(run: Run, column: str, steps: list[int]) -> float:
+    """The median of `column` over `steps` (0.0 when not recorded)."""
+    vals = sorted(finite(v for s, v in run.series.get(column) if s in steps))
+    return vals[len(vals) // 2] if vals else 0.0
+
+
+def _start_loss(run: Run, steps: list[int]) -> float | None:
+    """The largest |loss| of the first steps; None when none was recorded or one was
+    already non-finite (then the loss says nothing of how large the targets are to it)."""
+    vals = [v for s, v in run.series.get("loss") if s in steps]
+    if not vals or not all(math.isfinite(v) for v in vals):
+        return None
+    return max(abs(v) for v in vals)
 
 
 class HalfPrecision(Symptom):
