@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from causal.run import LayerStat, Run
@@ -74,13 +74,13 @@ class InputScale(Symptom):
         return self.graded(max(peak, target), ((50.0, "large"), (1e3, "huge")), "normal")
 
 
-def _start_median(run: Run, column: str, steps: list[int]) -> float:
+def _start_median(run: Run, column: str, steps: Sequence[int]) -> float:
     """The median of `column` over `steps` (0.0 when not recorded)."""
     vals = sorted(finite(v for s, v in run.series.get(column) if s in steps))
     return vals[len(vals) // 2] if vals else 0.0
 
 
-def _start_loss(run: Run, steps: list[int]) -> float | None:
+def _start_loss(run: Run, steps: Sequence[int]) -> float | None:
     """The largest |loss| of the first steps; None when none was recorded or one was
     already non-finite (then the loss says nothing of how large the targets are to it)."""
     vals = [v for s, v in run.series.get("loss") if s in steps]
