@@ -41,6 +41,9 @@ class GradNorms:
         # one gradient as the last backward pass left it: (its parameter, the gradient, its
         # version), to tell a new micro-batch of the same step from a new step
         self.mark: tuple[torch.Tensor, weakref.ReferenceType[torch.Tensor], int] | None = None
+        # parameters whose gradients are complex (spectral weights): their norms are real
+        # without a dtype, and `_foreach_norm(..., dtype=float32)` refuses them
+        self.complex = {k for k, p in enumerate(cap.grouper.params) if p.is_complex()}
 
     @property
     def pending(self) -> bool:
@@ -91,7 +94,8 @@ class GradNorms:
         if not b.open or not cap.active:
             return
         try:
-            norms = torch._foreach_norm(gs, 2, dtype=torch.float32)
+            norms = (torch._foreach_norm(gs, 2, dtype=torch.float32) if not self.complex
+                     else _mixed_norms(ks, gs, self.complex))
             if not b.norm_k:
                 b.norm_k, b.norm_t = ks, list(norms)
             else:  # another backward pass in the same step: the latest norm of each wins
@@ -122,3 +126,13 @@ class GradNorms:
         self.pend_g.clear()
         self.task = None
         self.mark = None
+
+
+def _mixed_norms(ks: list[int], gs: list[torch.Tensor], complex_k: set[int]
+                 ) -> list[torch.Tensor]:
+    """Float32 norms of gradients some of which are complex (parameter indices `ks`)."""
+    real = [g for k, g in zip(ks, gs, strict=True) if k not in complex_k]
+    cplx = [g for k, g in zip(ks, gs, strict=True) if k in complex_k]
+    rn = iter(torch._foreach_norm(real, 2, dtype=torch.float32) if real else ())
+    cn = iter(torch._foreach_norm(cplx, 2) if cplx else ())
+    return [next(cn).float() if k in complex_k else next(rn) for k in ks]

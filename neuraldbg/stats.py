@@ -216,7 +216,8 @@ class NormGrouper:
                 continue
             g = self.params[index[slot]].grad
             if g is not None and not g.is_sparse:
-                out[slot] = float(torch.linalg.vector_norm(g.detach(), dtype=torch.float64))
+                wide = torch.complex128 if g.is_complex() else torch.float64
+                out[slot] = float(torch.linalg.vector_norm(g.detach().to(wide)))
         return out
 
     def group(self, values: Sequence[float], index: Sequence[int]

@@ -359,6 +359,46 @@ def test_gradient_norms_are_exact_accumulated_and_taken_before_clipping(run_path
         assert v > 1e-3  # not the clipped norm
 
 
+class _SpectralConv(nn.Module):
+    """A Fourier layer with complex weights (FNO): complex parameters and gradients."""
+
+    def __init__(self, width: int, modes: int) -> None:
+        super().__init__()
+        self.modes = modes
+        self.weight = nn.Parameter(0.1 * torch.randn(width, width, modes, dtype=torch.cfloat))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xf = torch.fft.rfft(x)
+        out = torch.einsum("bim,iom->bom", xf[..., :self.modes], self.weight)
+        return torch.fft.irfft(out, n=x.shape[-1])
+
+
+def test_gradient_norms_of_complex_parameters(run_path):
+    """Complex weights (a Fourier layer) next to real ones: exact real norms of their
+    gradients every step, and nothing stops recording."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv1d(1, 4, 1), _SpectralConv(4, 5), nn.GELU(), nn.Conv1d(4, 1, 1))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    data = [(torch.randn(8, 1, 32), torch.randn(8, 1, 32)) for _ in range(5)]
+    expected: dict[int, dict[str, float]] = {}
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step, (x, y) in enumerate(data):
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            expected[step] = {name: math.sqrt(sum(float(p.grad.abs().double().pow(2).sum())
+                                                  for p in m.parameters(recurse=False)))
+                              for name, m in model.named_modules() if name in ("0", "1", "3")}
+            dbg.record_loss(loss)
+            opt.step()
+    window = dbg.run.windows[-1]
+    for layer in ("0", "1", "3"):
+        got = dict(window.series(layer, "grad_norm"))
+        assert sorted(got) == list(range(5)), layer
+        for step, v in got.items():
+            assert v == pytest.approx(expected[step][layer], rel=1e-5), (layer, step)
+
+
 def test_a_parameter_without_a_gradient_this_step_is_not_observed(run_path):
     """Gradients zeroed in place (set_to_none=False) are not gradients of this step."""
 
