@@ -69,13 +69,44 @@ def loss_output_at_bound(origin: Event) -> str | None:
 
 def trouble_events(run: Run, until: int | None = None) -> list[Event]:
     """Events that entered a bad regime (and non-finite origins), by step; gradients that a
-    GradScaler skipped in a run that recovered are not trouble."""
+    GradScaler skipped in a run that recovered are not trouble, nor a zero-initialised gate
+    opening (`passing_vanish`)."""
     skipped = skipped_steps(run)
+    passing = passing_vanish(run)
     return sorted((e for e in run.events
                    if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
                    and not (e.step in skipped and (e.kind in ("grad_finite", "nonfinite_origin")
                                                    or e.layer_name == LOSS))
+                   and id(e) not in passing
                    and (until is None or e.step <= until)), key=lambda e: e.step)
+
+
+#: Steps from the run's first within which gradients that vanish may be a zero-initialised
+#: gate's, and how far above the vanishing threshold they must come back to count as learning.
+OPENING_STEPS = 3
+OPENED_FACTOR = 100.0
+
+
+def passing_vanish(run: Run) -> set[int]:
+    """The `grad_vanishing` events (by id) of a gate opening: gradients that vanished on the
+    run's first steps and came back to ordinary magnitudes (100x the vanishing threshold)
+    before its first non-finite value. A gate or residual branch initialised at zero
+    (adaLN-Zero, LoRA's B, zero-init residual scales) has no gradient until its first update
+    by design; gradients that vanish later, or only crawl back over the threshold, still
+    count."""
+    if not run.series.steps:
+        return set()
+    start, stop = run.series.steps[0], nonfinite_step(run)
+    floor = float((run.meta.get("thresholds") or {}).get("vanishing", 1e-6)) * OPENED_FACTOR
+    back: dict[str, list[int]] = {}
+    for e in run.events:
+        if (e.kind == "grad" and e.to_state == "grad_healthy" and e.value >= floor
+                and (stop is None or e.step < stop)):
+            back.setdefault(e.layer_name, []).append(e.step)
+    return {id(e) for e in run.events
+            if e.kind == "grad" and e.to_state == "grad_vanishing"
+            and e.step - start < OPENING_STEPS
+            and any(s > e.step for s in back.get(e.layer_name, ()))}
 
 
 def nonfinite_step(run: Run) -> int | None:

@@ -304,6 +304,13 @@ class StepCapture:
         self.fast_stash = None
         try:
             b = self.buf
+            if not self.replaying:
+                if type(output) is torch.Tensor:
+                    if output.grad_fn is not None:
+                        b.output_nodes.append(output.grad_fn)
+                else:
+                    b.output_nodes += [t.grad_fn for t in iter_tensors(output)
+                                       if t.grad_fn is not None]
             if b.stash_on and (entry := output_entry(self.root_slot, output, ())) is not None:
                 b.stash.append(entry)
             dag = self.dag
@@ -352,6 +359,8 @@ class StepCapture:
             self._begin_step()
         b = self.buf
         if isinstance(loss, torch.Tensor):
+            if loss.grad_fn is not None:
+                b.loss_node = loss.grad_fn
             loss = loss.detach()
             b.losses.append(loss if loss.dim() == 0 else loss.reshape(()))
             # free to read in host memory; either way before the optimizer's update

@@ -18,6 +18,7 @@ import torch
 
 from causal.run import INPUT, LOSS, Direction, Event, EventKind, LayerStat, State
 from neuraldbg.gather import Gather
+from neuraldbg.loss_graph import half_ops
 from neuraldbg.recompute import rerun_in_float32
 from neuraldbg.stats import ACT_COLUMNS, nonfinite_count
 
@@ -185,7 +186,8 @@ def origin_event(cap: StepCapture, step: int, b: StepBuffer, loss: float | None,
                                         exact=False, **extra)
     if loss is not None and not math.isfinite(loss):
         return nonfinite_origin(step, LOSS, Direction.LOSS, 1.0, math.isnan(loss),
-                                exact=bool(b.stash), **extra, **_loss_inputs(cap, b))
+                                exact=bool(b.stash), **extra, **_loss_inputs(cap, b),
+                                loss_half_ops=half_ops(b.loss_node, set(b.output_nodes)))
     if grads is not None:
         ev = b.backward_origin or _backward_origin(cap, step, grads)
         if ev is not None:

@@ -124,6 +124,11 @@ class StepBuffer:
     forward_origin: Event | None = None  # what that found
     backward_origin: Event | None = None  # the module whose backward did it (backward_birth)
     amp: str = "none"
+    # autograd nodes, kept to read what the loss computed after the model (`loss_graph.py`)
+    # if the step turns non-finite in the loss: the recorded loss's grad_fn, and the grad_fn
+    # of each model output of the step
+    loss_node: Any = None
+    output_nodes: list[Any] = field(default_factory=list)
 
 
 def reduce_act(rows: list[torch.Tensor]) -> torch.Tensor:

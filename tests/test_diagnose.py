@@ -433,9 +433,9 @@ def test_a_loss_spike_the_loss_came_back_from_is_not_where_the_run_began_to_fail
 
 def test_large_targets_count_as_unscaled_only_as_far_as_the_loss_shows_them():
     """Targets of 1e4 with a loss of 1e8 at the start (regressed on raw) are unscaled data;
-    the same targets under a loss of 3 (used for ordering, as survival times are) are not; a
-    loss already non-finite at the start says nothing, so the targets count; raw inputs
-    count whatever the loss."""
+    the same targets under a loss of 3 (used for ordering, as survival times are) are not,
+    even when the loss turns non-finite at the next step; a loss non-finite from its first
+    step says nothing, so the targets count; raw inputs count whatever the loss."""
     from causal.symptoms.data import InputScale
 
     g = mlp_graph("ReLU")
@@ -447,5 +447,55 @@ def test_large_targets_count_as_unscaled_only_as_far_as_the_loss_shows_them():
     assert state([1e8] * 20) == "huge"
     assert state([3.0] * 20) == "normal"
     assert state([200.0] * 20) == "large"
-    assert state([3.0, math.inf] + [math.nan] * 18) == "huge"
+    assert state([3.0, math.inf] + [math.nan] * 18) == "normal"
+    assert state([math.inf] + [math.nan] * 19) == "huge"
     assert state([3.0] * 20, inp=[5e3] * 20) == "huge"
+
+
+def test_a_zero_initialised_gate_opening_is_not_vanishing_gradients():
+    """Gradients exactly 0 on the first steps that come back to ordinary sizes (adaLN-Zero,
+    LoRA's B) are a gate opening: the NaN 40 steps later is a late failure in a calm run.
+    Gradients that only crawl back over the threshold, vanish later, or never come back
+    still count."""
+    from causal.symptoms.failure import Onset
+    from causal.symptoms.layers import GradRegime
+
+    g = mlp_graph("ReLU")
+    nan = origin(41, LOSS, "loss")
+    meta = {"thresholds": {"vanishing": 1e-6}}
+
+    def states(*events):
+        loss = [2.0 * 0.97 ** i for i in range(41)] + [math.nan]  # learning until the NaN
+        run = Run(meta, g, (*events, nan), series(42, loss), (), ())
+        return tuple(max(s.observe(run).items(), key=lambda kv: kv[1])[0]
+                     for s in (GradRegime(), Onset()))
+
+    def vanish(step):
+        return ev(step, "2", "grad", "grad_healthy", "grad_vanishing", 0.0)
+
+    def back(step, value):
+        return ev(step, "2", "grad", "grad_vanishing", "grad_healthy", value)
+
+    assert states(vanish(1), back(4, 5e-4)) == ("healthy", "late")
+    assert states(vanish(1), back(4, 5e-6)) == ("vanishing", "start")
+    assert states(vanish(20), back(24, 5e-4)) == ("vanishing", "late")
+    assert states(vanish(1)) == ("vanishing", "start")
+
+
+def test_a_nan_born_in_a_loss_that_ran_exponentials_in_float16_reads_as_an_overflow():
+    """Under float16 a NaN born in the loss is likely an overflow when the loss computed
+    exp or sums in float16 itself (inf / inf); not when it ran no such op in half precision,
+    and never in a float32 run."""
+    from causal.symptoms.data import HalfPrecision
+
+    g = mlp_graph("ReLU")
+
+    def state(amp, ops):
+        nan = origin(30, LOSS, "loss", loss_half_ops=ops)
+        run = Run({}, g, (nan,), series(31), (SettingChange(0, "amp_dtype", amp),), ())
+        return max(HalfPrecision().observe(run).items(), key=lambda kv: kv[1])[0]
+
+    assert state("float16", ["Div", "Exp", "Mm", "Sum"]) == "overflow"
+    assert state("float16", ["Log", "Mul"]) == "ok"
+    assert state("float16", []) == "ok"
+    assert state("none", ["Exp"]) == "fp32"

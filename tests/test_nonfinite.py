@@ -142,6 +142,35 @@ def test_loss_born(run_path):
     assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (0, LOSS, Direction.LOSS)
 
 
+@pytest.mark.parametrize("preset", ["standard", "full"])
+def test_a_loss_born_value_says_which_ops_the_loss_ran_in_half_precision(run_path, preset):
+    """A contrastive loss written by hand under float16 autocast: exp(similarity / 0.01)
+    overflows, inf / inf is NaN. The origin names the loss's own float16 ops (Exp, Mm, Sum),
+    not the model's (Addmm); the same loss in float32 ran none in half precision."""
+    def contrastive(out, y):
+        sim = out @ out.T / 0.01
+        e = torch.exp(sim)
+        return -torch.log(e.diagonal() / e.sum(1)).mean()
+
+    def run_once(amp):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 16))
+        with NeuralDbg(model, path=run_path(), preset=preset) as dbg:
+            x = torch.randn(16, 8) * (4.0 if amp else 40.0)
+            with torch.autocast("cpu", dtype=torch.float16, enabled=amp):
+                loss = contrastive(model(x), None)
+            loss.backward()
+            dbg.record_loss(loss)
+        return dbg.run.first_nonfinite
+
+    half = run_once(True)
+    assert (half.layer_name, half.to_state) == (LOSS, "nan")
+    ops = set(half.metadata["loss_half_ops"])
+    assert {"Exp", "Mm", "Sum"} <= ops and "Addmm" not in ops, ops
+    full = run_once(False)
+    assert full.layer_name == LOSS and full.metadata["loss_half_ops"] == []
+
+
 class SqrtAbs(nn.Module):
     """sqrt(|x|): finite forward at x == 0, NaN backward (sign(0) * inf)."""
 

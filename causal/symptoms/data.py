@@ -81,18 +81,23 @@ def _start_median(run: Run, column: str, steps: Sequence[int]) -> float:
 
 
 def _start_loss(run: Run, steps: Sequence[int]) -> float | None:
-    """The largest |loss| of the first steps; None when none was recorded or one was
-    already non-finite (then the loss says nothing of how large the targets are to it)."""
-    vals = [v for s, v in run.series.get("loss") if s in steps]
-    if not vals or not all(math.isfinite(v) for v in vals):
-        return None
-    return max(abs(v) for v in vals)
+    """The largest finite |loss| of the first steps; None when none was recorded or none was
+    finite (then the loss says nothing of how large the targets are to it)."""
+    vals = [abs(v) for s, v in run.series.get("loss") if s in steps and math.isfinite(v)]
+    return max(vals) if vals else None
+
+
+#: Ops whose float16 result overflows on ordinary-looking inputs: exponentials, powers,
+#: sums and products of many terms (as the monitor names them, from the loss's graph).
+OVERFLOW_OPS = frozenset({"Exp", "Exp2", "Expm1", "Pow", "Sum", "Cumsum", "Prod", "Cumprod",
+                          "Mm", "Bmm", "Addmm", "Baddbmm", "Matmul"})
 
 
 class HalfPrecision(Symptom):
     """Under fp16/bf16 autocast, how close layer outputs came to the dtype's largest value; an
     overflow when the first non-finite value is an inf born under float16, or when the monitor's
-    float32 re-run of the module where it was born comes out finite."""
+    float32 re-run of the module where it was born comes out finite; likely one when a NaN
+    was born in a loss that computed exponentials or sums in float16 itself (inf / inf)."""
 
     name = "half_precision"
     states = ("fp32", "ok", "near_limit", "overflow")
@@ -116,6 +121,9 @@ class HalfPrecision(Symptom):
         if origin is not None and origin.to_state == "inf" and fp16 and origin.metadata.get(
                 "direction") in ("forward", "loss", "backward"):
             return self.hard("overflow")
+        if origin is not None and fp16 and origin.metadata.get("direction") == "loss" and (
+                OVERFLOW_OPS & set(origin.metadata.get("loss_half_ops") or ())):
+            return {"overflow": 0.8, "ok": 0.2}
         if heads and min(heads) < 4.0:
             return self.hard("near_limit")
         return self.hard("ok")

@@ -10,7 +10,14 @@ from types import MappingProxyType
 
 from causal.run import ActivationKind, LayerStat, Run
 from causal.symptom import Symptom
-from causal.views import failure_step, finite, layer_series, nonfinite_step, param_layers
+from causal.views import (
+    failure_step,
+    finite,
+    layer_series,
+    nonfinite_step,
+    param_layers,
+    passing_vanish,
+)
 
 
 def _uniform(states: tuple[str, ...]) -> dict[str, float]:
@@ -28,8 +35,9 @@ class GradRegime(Symptom):
 
     def observe(self, run: Run) -> Mapping[str, float]:
         stop = nonfinite_step(run)
-        seen = {e.to_state for e in run.events
-                if e.kind == "grad" and (stop is None or e.step <= stop)}
+        passing = passing_vanish(run)  # zero-initialised gates opening
+        seen = {e.to_state for e in run.events if e.kind == "grad" and id(e) not in passing
+                and (stop is None or e.step <= stop)}
         up, down = "grad_exploding" in seen, "grad_vanishing" in seen
         if up and down:
             return self.hard("both")
