@@ -36,8 +36,9 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
     verdict = cap.analyzer.triage.verdict(False, input_max_abs, loss, b.norm_max)
     if verdict[0] or cap.detector.abnormal():
         cap.analyzer.submit(collect(cap, step, b, settings, False)[0], b, verdict)
-    else:  # nothing of the batches themselves is needed any more
+    else:  # nothing of the batches (or the autograd graph) themselves is needed any more
         b.calls = []
+        b.loss_node, b.output_nodes = None, []
         b.inputs = [(m, n, None) for m, n, _ in b.inputs]
         b.targets = [(m, n, None) for m, n, _ in b.targets]
         cap.analyzer.queue(Deferred(step, b, settings))
