@@ -16,7 +16,7 @@ from causal.views import (
     layer_series,
     nonfinite_step,
     param_layers,
-    passing_vanish,
+    trouble_events,
 )
 
 
@@ -34,10 +34,10 @@ class GradRegime(Symptom):
     leak = MappingProxyType({"healthy": 0.85, "exploding": 0.07, "vanishing": 0.05, "both": 0.03})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        stop = nonfinite_step(run)
-        passing = passing_vanish(run)  # zero-initialised gates opening
-        seen = {e.to_state for e in run.events if e.kind == "grad" and id(e) not in passing
-                and (stop is None or e.step <= stop)}
+        # the gradient regimes entered up to the first non-finite value (a zero-initialised
+        # gate opening is no trouble: `trouble_events`)
+        seen = {e.to_state for e in trouble_events(run, until=nonfinite_step(run))
+                if e.kind == "grad"}
         up, down = "grad_exploding" in seen, "grad_vanishing" in seen
         if up and down:
             return self.hard("both")
