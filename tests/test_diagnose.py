@@ -326,13 +326,16 @@ def test_bad_init_reads_each_layers_factor_against_the_layers_that_feed_it():
 def test_a_run_that_never_made_progress_failed_from_its_start_even_without_a_transition():
     """Too large first steps of an adaptive optimizer throw the loss up, and it falls back to
     the untrained model's level and sits there: no transition fires, yet the run failed at
-    once (a stall); the first fifth, inflated by the overshoot, must not hide it."""
+    once (a stall); the first fifth, inflated by the overshoot, must not hide it. The plateau
+    says it came after an overshoot; one without that rise is a plain plateau."""
     from causal.symptoms.failure import LossPattern, Onset
 
     g = mlp_graph("ReLU")
     stalled = [4.6, 7.0, 9.5, 8.0, 6.0, 5.2, 4.9] + [4.6 + 0.02 * (-1) ** i for i in range(193)]
     learning = [4.6, 7.0, 9.5, 8.0, 6.0, 5.2, 4.9] + [4.6 - 0.01 * i for i in range(193)]
-    for loss, onset, pattern in ((stalled, "start", "plateau"), (learning, "none", "steady")):
+    flat = [4.6, 4.7, 4.8, 4.7, 4.6, 4.6, 4.6] + [4.6 + 0.02 * (-1) ** i for i in range(193)]
+    for loss, onset, pattern in ((stalled, "start", "overshoot_plateau"),
+                                 (learning, "none", "steady"), (flat, "start", "plateau")):
         run = Run({}, g, (), series(len(loss), loss), (), ())
         assert max(Onset().observe(run).items(), key=lambda kv: kv[1])[0] == onset
         assert max(LossPattern().observe(run).items(), key=lambda kv: kv[1])[0] == pattern

@@ -17,11 +17,7 @@ DATASETS = Path(__file__).resolve().parents[1] / "datasets"
 FILES = scenario_files(DATASETS / "train")
 #: Training families the shipped network still misses on seed 0, and why. Strict: a fix that
 #: makes one pass fails the test until it is taken off this list.
-KNOWN_MISSES = {
-    "lr_too_high_gpt_repeats": "a far too high AdamW lr that only stalls the model at the "
-    "unigram entropy, gradients ordinary: the tables weigh each symptom on its own, and most "
-    "lr_too_high runs explode, so lr_too_high is ranked first but stays below 0.5",
-}
+KNOWN_MISSES: dict[str, str] = {}
 
 
 def test_the_suite_has_every_cause_and_healthy_runs():

@@ -31,7 +31,8 @@ class BadInit(CauseNode):
         "nonfinite_birth": {"none": 0.4, "input": 0.01, "forward_op": 0.02,
                             "forward_layer": 0.4, "loss": 0.15, "backward": 0.02},
         "loss_pattern": {"steady": 0.1, "spike_recover": 0.05, "oscillating": 0.1,
-                         "diverging": 0.35, "plateau": 0.4},
+                         "diverging": 0.35, "plateau": 0.35,
+                         "overshoot_plateau": 0.05},
         "input_scale": {"normal": 0.9, "large": 0.07, "huge": 0.03},
     })
 

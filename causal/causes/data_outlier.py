@@ -28,7 +28,8 @@ class DataOutlier(CauseNode):
         "nonfinite_birth": {"none": 0.25, "input": 0.4, "forward_op": 0.02,
                             "forward_layer": 0.2, "loss": 0.1, "backward": 0.03},
         "loss_pattern": {"steady": 0.35, "spike_recover": 0.45, "oscillating": 0.05,
-                         "diverging": 0.1, "plateau": 0.05},
+                         "diverging": 0.1, "plateau": 0.04,
+                         "overshoot_plateau": 0.01},
         "input_scale": {"normal": 0.9, "large": 0.08, "huge": 0.02},
         # one extreme batch makes one extreme gradient and one oversized update
         "grad_regime": {"healthy": 0.35, "exploding": 0.5, "vanishing": 0.05, "both": 0.1},

@@ -38,7 +38,8 @@ class LrTooHigh(CauseNode):
     likelihoods = MappingProxyType({
         "update_ratio": {"normal": 0.1, "high": 0.4, "very_high": 0.5},
         "loss_pattern": {"steady": 0.05, "spike_recover": 0.1, "oscillating": 0.3,
-                         "diverging": 0.5, "plateau": 0.05},
+                         "diverging": 0.45, "plateau": 0.03,
+                         "overshoot_plateau": 0.07},
         "grad_regime": {"healthy": 0.15, "exploding": 0.6, "vanishing": 0.1, "both": 0.15},
         "nonfinite_birth": {"none": 0.3, "input": 0.01, "forward_op": 0.03,
                             "forward_layer": 0.4, "loss": 0.2, "backward": 0.06},

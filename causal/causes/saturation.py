@@ -30,7 +30,8 @@ class Saturation(CauseNode):
         "grad_regime": {"healthy": 0.35, "exploding": 0.2, "vanishing": 0.3, "both": 0.15},
         # a saturated net learns slowly rather than not at all as often as it stalls outright
         "loss_pattern": {"steady": 0.25, "spike_recover": 0.05, "oscillating": 0.1,
-                         "diverging": 0.25, "plateau": 0.35},
+                         "diverging": 0.25, "plateau": 0.3,
+                         "overshoot_plateau": 0.05},
         "init_depth_trend": {"flat": 0.8, "growing": 0.15, "shrinking": 0.05},
         "onset": {"none": 0.05, "start": 0.15, "early": 0.4, "late": 0.4},
     })

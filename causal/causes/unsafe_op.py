@@ -28,7 +28,8 @@ class UnsafeOp(CauseNode):
         "onset": {"none": 0.02, "start": 0.2, "early": 0.28, "late": 0.5},
         "grad_regime": {"healthy": 0.7, "exploding": 0.15, "vanishing": 0.1, "both": 0.05},
         "loss_pattern": {"steady": 0.75, "spike_recover": 0.1, "oscillating": 0.05,
-                         "diverging": 0.05, "plateau": 0.05},
+                         "diverging": 0.05, "plateau": 0.04,
+                         "overshoot_plateau": 0.01},
         "input_outlier": {"none": 0.95, "outlier": 0.03, "nonfinite": 0.02},
         "update_ratio": {"normal": 0.9, "high": 0.08, "very_high": 0.02},
     })

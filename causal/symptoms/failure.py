@@ -131,13 +131,17 @@ class Onset(Symptom):
 
 class LossPattern(Symptom):
     """The loss curve before the failure: steady, a spike that recovers, oscillating,
-    diverging, or a plateau (no progress)."""
+    diverging, or a plateau (no progress). A plateau reached after the first updates threw the
+    loss well above the untrained model's (`overshoot_plateau`) is what far too large steps do
+    before the model settles at chance (an adaptive optimizer's first steps, most often); a
+    plateau from dead or saturated units, or a bad init, mostly starts without that rise."""
 
     name = "loss_pattern"
-    states = ("steady", "spike_recover", "oscillating", "diverging", "plateau")
+    states = ("steady", "spike_recover", "oscillating", "diverging", "plateau",
+              "overshoot_plateau")
     description = "shape of the loss before the failure"
     leak = MappingProxyType({"steady": 0.8, "spike_recover": 0.07, "oscillating": 0.05,
-                             "diverging": 0.03, "plateau": 0.05})
+                             "diverging": 0.03, "plateau": 0.04, "overshoot_plateau": 0.01})
 
     def observe(self, run: Run) -> Mapping[str, float]:
         stop = nonfinite_step(run)  # a plateau or divergence is the failure: keep it
@@ -152,14 +156,28 @@ class LossPattern(Symptom):
                 return self.hard("diverging")
         if "loss_spike" in kinds:
             return self.hard("spike_recover")
+        plateau = "overshoot_plateau" if _overshot(vals) else "plateau"
         if "loss_plateau" in kinds:
-            return {"plateau": 0.8, "steady": 0.2}
+            return {plateau: 0.8, "steady": 0.2}
         if len(vals) >= 20:
             diffs = [b - a for a, b in itertools.pairwise(vals)]
             flips = sum(1 for a, b in itertools.pairwise(diffs) if a * b < 0)
             spread = statistics.pstdev(vals) / (abs(statistics.fmean(vals)) + 1e-12)
             if flips > 0.8 * len(diffs) and spread > 0.5:
                 return {"oscillating": 0.7, "steady": 0.3}
-            if _no_progress(vals):
-                return {"plateau": 0.6, "steady": 0.4}
+            if _no_progress(vals):  # an overshoot first makes the stall the more certain
+                return ({plateau: 0.8, "steady": 0.2} if plateau == "overshoot_plateau"
+                        else {plateau: 0.6, "steady": 0.4})
         return self.hard("steady")
+
+
+#: How far above the untrained model's loss the first updates must throw it to count as an
+#: overshoot, and within how many steps.
+OVERSHOOT_RISE, OVERSHOOT_STEPS = 1.25, 10
+
+
+def _overshot(vals: list[float]) -> bool:
+    """The first updates threw the (positive) loss at least OVERSHOOT_RISE times above the
+    untrained model's, within OVERSHOOT_STEPS steps."""
+    return (len(vals) > 1 and vals[0] > 0
+            and max(vals[1:OVERSHOOT_STEPS]) >= OVERSHOOT_RISE * vals[0])
