@@ -4,6 +4,8 @@ torch.fx once at attach; when tracing fails (data-dependent control flow, Huggin
 the graph is recorded from real forward passes: every forward while new layers keep appearing,
 then stop after `QUIET_FORWARDS` forwards without a new one (a later newcomer is recorded on
 the next forward). Edges are merged over passes, since a branch only shows the path taken.
+fx stops at every unit, so the layers inside a unit that owns parameters itself are out of its
+sight: when one of them runs, the graph is recorded from forward passes too.
 """
 
 from __future__ import annotations
@@ -94,7 +96,22 @@ class DagTracker:
             self._dirty = False
             self.write(self.graph)
         elif self._dirty and not self._from_forward:
-            self.graph = dag_with_updates(self.graph, set(self.order))
-            self._dirty = False
+            hidden = self._hidden_by_fx()
+            if hidden:  # fx took their parent unit as one call: record from forward passes
+                self._from_forward = True
+                self.graph = LayerGraph(method="none", notes=(
+                    *self.graph.notes,
+                    f"fx traced {len(hidden)} layer(s) that ran as part of another layer "
+                    f"({', '.join(hidden[:3])}{', ...' if len(hidden) > 3 else ''}): the graph "
+                    "is recorded from real forward passes instead"))
+            else:
+                self.graph = dag_with_updates(self.graph, set(self.order))
+                self._dirty = False
             self.write(self.graph)
         self._quiet = 0 if self._new_this_forward else self._quiet + 1
+
+    def _hidden_by_fx(self) -> list[str]:
+        """Layers that ran but have no place in the fx graph: they were called inside a unit
+        that owns parameters itself (a block with a layer-scale gamma, a GIN layer's eps),
+        which fx traces as a single call."""
+        return [n.name for n in self.graph.nodes if n.order < 0 and n.name in self.order]

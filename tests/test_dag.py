@@ -489,3 +489,42 @@ def test_build_dag_leaves_model_and_rng_unchanged() -> None:
     assert torch.equal(torch.rand(3), expected)  # dropout in the fallback used no user randomness
     assert model.training
     assert all(not m._forward_hooks for m in model.modules())
+
+
+class _ScaledBlock(nn.Module):
+    """A block that owns a parameter itself (a layer-scale / GIN eps) and calls child layers."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.eps = nn.Parameter(torch.zeros(1))
+        self.mlp = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.mlp((1 + self.eps) * x)
+
+
+def test_layers_inside_a_unit_that_owns_parameters_get_their_place_in_the_graph(run_path):
+    """fx stops at every unit, so it sees a block that owns a parameter as one call and never
+    the layers it calls: once those run, the monitor records the graph from forward passes, in
+    which every layer has its place and order (children before the block that returns them)."""
+    from neuraldbg import NeuralDbg
+
+    torch.manual_seed(0)
+    model = nn.Sequential(_ScaledBlock(8), _ScaledBlock(8), nn.Linear(8, 2))
+    hidden = [n.name for n in trace_fx(model, find_units(model)).nodes if n.order < 0]
+    assert set(hidden) == {f"{b}.mlp.{i}" for b in "01" for i in range(3)}  # what fx misses
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for _ in range(4):
+            opt.zero_grad()
+            model(torch.randn(16, 8)).pow(2).mean().backward()
+            opt.step()
+    g = dbg.run.dag
+    check_dag(g, model)
+    assert g.method == "autograd"
+    assert any("recorded from real forward passes" in note for note in g.notes)
+    assert all(n.order >= 0 for n in g.nodes)
+    order = g.forward_order()
+    assert order.index("0.mlp.0") < order.index("0.mlp.2") < order.index("1.mlp.0") < \
+        order.index("1.mlp.2") < order.index("2")
+    assert ("0.mlp.2", "1.mlp.0") in edges(g) or ("0", "1.mlp.0") in edges(g)

@@ -323,6 +323,33 @@ def test_bad_init_reads_each_layers_factor_against_the_layers_that_feed_it():
     assert BadInit().localize(chain).layer == "k"  # without edges: the previous layer feeds it
 
 
+def test_bad_init_leaves_out_a_block_that_returns_its_inner_layers_output():
+    """A GIN layer owns its eps and ends in its MLP: the block's output is its last ReLU's, so
+    its scale over what feeds the block (the previous block) counts the whole block twice and
+    breaks the run of shrinking layers into pieces; left out, the decay starts at the first
+    Linear, where a std=0.01 init begins it."""
+    from causal.causes.bad_init import BadInit
+
+    stds = {"c0.m0": 0.0321, "c0.m1": 0.016, "c0.m2": 0.00138, "c0.m3": 0.000816, "c0": 0.000816,
+            "c1.m0": 3.2e-4, "c1.m1": 1.81e-4, "c1.m2": 1.84e-5, "c1.m3": 1.1e-5, "c1": 1.1e-5,
+            "c2.m0": 5.64e-6, "c2.m1": 3.6e-6, "c2.m2": 3.35e-7, "c2.m3": 1.79e-7, "c2": 1.79e-7,
+            "readout": 9e-9}
+    kinds = {"m0": ("Linear", 640), "m1": ("ReLU", 0), "m2": ("Linear", 4160),
+             "m3": ("ReLU", 0), "readout": ("Linear", 195)}
+    nodes = tuple(LayerNode(name, name, *kinds.get(name.split(".")[-1], ("GINConv", 1)), i, i,
+                            True) for i, name in enumerate(stds))  # a block owns its eps
+    edges = []
+    for b in ("c0", "c1", "c2"):
+        edges += [(f"{b}.m0", f"{b}.m1"), (f"{b}.m1", f"{b}.m2"), (f"{b}.m2", f"{b}.m3"),
+                  (f"{b}.m3", b)]
+    edges += [("c0", "c1"), ("c0", "c1.m0"), ("c1", "c2"), ("c1", "c2.m0"), ("c2", "readout")]
+    g = LayerGraph("autograd", nodes, tuple(edges))
+    start = window(g, 2, {(n, "act_std"): [s, s, s] for n, s in stds.items()}, [0, 1, 2])
+    cols = dict(series(3).columns, input_std=(0.314,) * 3)
+    run = Run({}, g, (), Series((0, 1, 2), cols), (), (start,))
+    assert BadInit().localize(run).layer == "c0.m0"
+
+
 def test_a_run_that_never_made_progress_failed_from_its_start_even_without_a_transition():
     """Too large first steps of an adaptive optimizer throw the loss up, and it falls back to
     the untrained model's level and sits there: no transition fires, yet the run failed at

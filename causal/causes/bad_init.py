@@ -43,11 +43,11 @@ class BadInit(CauseNode):
         start of the longest run of layers that each move the scale in that direction by at
         least half the median factor (a single layer below 2x still starts it). Otherwise one
         layer is off: the first whose factor is 2x away from the median."""
-        layers = param_layers(run)
         series = layer_series(run, LayerStat.ACT_STD)
+        first = min((pts[0][0] for pts in series.values()), default=0)
+        layers = _own_scale(param_layers(run), series, first)
         if not layers:
             return Localization(None, 0)
-        first = min((pts[0][0] for pts in series.values()), default=0)
         input_std = dict(run.series.get("input_std")).get(first)
         known_input = input_std is not None
         steps = _factors(run, layers, series, first, input_std)
@@ -101,6 +101,18 @@ class BadInit(CauseNode):
         init = "kaiming_uniform_ (nonlinearity='relu')" if relu else "xavier_uniform_"
         return [f"re-initialise the weights with torch.nn.init.{init}",
                 "or add normalisation (LayerNorm/BatchNorm) between layers"]
+
+
+def _own_scale(layers: list[str], series: dict[str, list[tuple[int, float]]],
+               first: int) -> list[str]:
+    """`layers` without the blocks that return what one of their inner layers computed (a
+    block that owns a parameter itself, such as a GIN layer's eps, and ends in a child
+    module): the block's output is that layer's, so its scale says nothing of its own. A
+    block that transforms its inner layers' output (a layer-scale gamma) keeps its place."""
+    std = {layer: v for layer, pts in series.items() if (v := dict(pts).get(first)) is not None}
+    return [a for a in layers if a not in std or not any(
+        b != a and (a == "" or b.startswith(a + ".")) and math.isclose(v, std[a], rel_tol=1e-6)
+        for b, v in std.items())]
 
 
 def _factors(run: Run, layers: list[str], series: dict[str, list[tuple[int, float]]],
