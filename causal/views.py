@@ -6,6 +6,8 @@ import math
 import statistics
 from collections.abc import Iterable
 
+import networkx as nx
+
 from causal.run import LOSS, Direction, Event, EventKind, Run
 
 #: Regimes that mean trouble (a plateau is judged by the loss-pattern symptom instead).
@@ -164,6 +166,25 @@ def param_layers(run: Run) -> list[str]:
     """Layers with parameters, in forward order."""
     return [n for n in run.dag.forward_order()
             if (node := run.dag.node(n)) is not None and node.param_count > 0 and node.ran]
+
+
+def main_path_layers(run: Run) -> list[str]:
+    """The layers with parameters along the layer DAG's path through the most of them (the
+    network's depth, leaving out side branches such as a time-step or conditioning embedding's
+    projection into each block), in forward order. All of `param_layers` when the graph has no
+    edges or that path holds fewer than three."""
+    layers = param_layers(run)
+    if not run.dag.edges:
+        return layers
+    has_params = set(layers)
+    g = nx.DiGraph()
+    g.add_edges_from((a, b, {"w": int(b in has_params)}) for a, b in run.dag.edges)
+    try:
+        path = nx.dag_longest_path(g, weight="w", default_weight=0)
+    except nx.NetworkXException:  # not a DAG after all
+        return layers
+    on_path = [n for n in path if n in has_params]
+    return on_path if len(on_path) >= 3 else layers
 
 
 def finite(values: Iterable[float | None]) -> list[float]:

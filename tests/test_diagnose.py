@@ -350,6 +350,32 @@ def test_bad_init_leaves_out_a_block_that_returns_its_inner_layers_output():
     assert BadInit().localize(run).layer == "c0.m0"
 
 
+def test_init_depth_trend_follows_the_network_depth_past_side_branches():
+    """A diffusion MLP whose six residual blocks each take a time-step embedding's projection:
+    at step 0 the first blocks grow 1e2-1e5x each and the later ones overflow, while the
+    projections keep a scale of 0.1. In forward order the projections interleave with the
+    blocks and flatten a slope over all layers; along the layer DAG's longest path the growth
+    is plain."""
+    from causal.symptoms.layers import InitDepthTrend
+
+    stds = {"time.0": 0.41, "time.2": 0.13, "inp": 0.59}
+    edges = [("time.0", "time.2"), ("inp", "b0")]
+    for i in range(6):
+        stds[f"t{i}"] = 0.1
+        stds[f"b{i}"] = (195.0, 2.4e7)[i] if i < 2 else math.inf
+        edges += [("time.2", f"t{i}"), (f"t{i}", f"b{i}")]
+        if i:
+            edges.append((f"b{i - 1}", f"b{i}"))
+    order = ["time.0", "time.2", "inp"] + [n for i in range(6) for n in (f"t{i}", f"b{i}")]
+    nodes = tuple(LayerNode(n, n, "Linear", 100, k, k, True) for k, n in enumerate(order))
+    g = LayerGraph("fx", nodes, tuple(edges))
+    start = window(g, 2, {(n, "act_std"): [v, v, v] for n, v in stds.items()}, [0, 1, 2])
+    run = Run({}, g, (), series(3), (), (start,))
+    assert InitDepthTrend().observe(run)["growing"] == 1.0
+    flat = Run({}, LayerGraph("none", nodes, ()), (), series(3), (), (start,))
+    assert InitDepthTrend().observe(flat)["growing"] < 1.0  # forward order alone: flattened
+
+
 def test_a_run_that_never_made_progress_failed_from_its_start_even_without_a_transition():
     """Too large first steps of an adaptive optimizer throw the loss up, and it falls back to
     the untrained model's level and sits there: no transition fires, yet the run failed at

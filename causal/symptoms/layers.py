@@ -14,6 +14,7 @@ from causal.views import (
     failure_step,
     finite,
     layer_series,
+    main_path_layers,
     nonfinite_step,
     param_layers,
     trouble_events,
@@ -127,7 +128,9 @@ class DeadUnits(Symptom):
 
 class InitDepthTrend(Symptom):
     """Activation scale against depth at the first recorded step: geometric growth or decay
-    through the layers with weights is the signature of a bad initialisation."""
+    through the layers with weights is the signature of a bad initialisation. Depth is the
+    layer DAG's longest path (`main_path_layers`): a side branch that feeds every block (a
+    time-step embedding's projection) keeps its own scale and would flatten the trend."""
 
     name = "init_depth_trend"
     states = ("flat", "growing", "shrinking")
@@ -135,17 +138,15 @@ class InitDepthTrend(Symptom):
     leak = MappingProxyType({"flat": 0.9, "growing": 0.05, "shrinking": 0.05})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        layers = param_layers(run)
         series = layer_series(run, LayerStat.ACT_STD)
-        if not series or len(layers) < 3:
+        if not series:
             return _uniform(self.states)
         first_step = min(pts[0][0] for pts in series.values())
-        scale = []
-        for layer in layers:
-            pts = dict(series.get(layer, []))
-            v = pts.get(first_step)
-            if v is not None and math.isfinite(v) and v > 0:
-                scale.append(math.log10(v))
+        start = {layer: v for layer, pts in series.items()
+                 if (v := dict(pts).get(first_step)) is not None and math.isfinite(v) and v > 0}
+        scale = [math.log10(start[n]) for n in main_path_layers(run) if n in start]
+        if len(scale) < 3:  # too few scales along the longest path: all layers with weights
+            scale = [math.log10(start[n]) for n in param_layers(run) if n in start]
         if len(scale) < 3:
             return _uniform(self.states)
         # least-squares slope of log10(std) per layer of depth
