@@ -374,6 +374,10 @@ def test_init_depth_trend_follows_the_network_depth_past_side_branches():
     assert InitDepthTrend().observe(run)["growing"] == 1.0
     flat = Run({}, LayerGraph("none", nodes, ()), (), series(3), (), (start,))
     assert InitDepthTrend().observe(flat)["growing"] < 1.0  # forward order alone: flattened
+    # the growth starts at the first block, not on the time-step branch
+    from causal.causes.bad_init import BadInit
+
+    assert BadInit().localize(run).layer == "b0"
 
 
 def test_a_run_that_never_made_progress_failed_from_its_start_even_without_a_transition():

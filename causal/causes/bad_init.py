@@ -38,11 +38,11 @@ class BadInit(CauseNode):
 
     def localize(self, run: Run) -> Localization:
         """Where the geometric growth (or decay) starts, from the first step's output std of
-        each layer with weights over the std of what feeds it (`_factors`). When the median
-        per-layer factor is far from 1, the growth is spread over depth: the origin is the
-        start of the longest run of layers that each move the scale in that direction by at
-        least half the median factor (a single layer below 2x still starts it). Otherwise one
-        layer is off: the first whose factor is 2x away from the median."""
+        each layer with weights over the std of what feeds it (`_factors`): the start of the
+        stretch of consecutive layers (in forward order) whose factors multiply to the largest
+        growth or decay (`_steepest_stretch`). A side branch that keeps its own scale (a
+        time-step embedding's projection into each block) neither starts nor breaks it, and a
+        single layer that is off in an otherwise ordinary network is a stretch of its own."""
         series = layer_series(run, LayerStat.ACT_STD)
         first = min((pts[0][0] for pts in series.values()), default=0)
         layers = _own_scale(param_layers(run), series, first)
@@ -61,23 +61,7 @@ class BadInit(CauseNode):
                 return Localization(born.layer_name, first, (born,))
         if not steps:
             return Localization(layers[0], first, ())
-        median = statistics.median(x for _, x in steps)
-        origin = None
-        if abs(median) >= math.log10(1.35):
-            best, run_start, run_len = 0, None, 0
-            for layer, x in steps:
-                if x * median > 0 and abs(x) >= abs(median) / 2:
-                    run_start = layer if run_len == 0 else run_start
-                    run_len += 1
-                    if run_len > best:
-                        best, origin = run_len, run_start
-                else:
-                    run_len = 0
-        else:
-            origin = next((layer for layer, x in steps if abs(x - median) > math.log10(2.0)),
-                          None)
-        if origin is None:
-            origin = layers[0]
+        origin = _steepest_stretch(steps) or layers[0]
         if not known_input and len(layers) > 1 and origin == layers[1]:
             # without the input's scale the first layer cannot be judged: growth that starts
             # between the first two layers is taken to start at the first
@@ -101,6 +85,28 @@ class BadInit(CauseNode):
         init = "kaiming_uniform_ (nonlinearity='relu')" if relu else "xavier_uniform_"
         return [f"re-initialise the weights with torch.nn.init.{init}",
                 "or add normalisation (LayerNorm/BatchNorm) between layers"]
+
+
+def _steepest_stretch(steps: list[tuple[str, float]]) -> str | None:
+    """Where the consecutive stretch of `steps` (layer, log10 factor) with the largest total
+    growth or decay (the maximum-sum run, over both signs; the earlier one on a tie) begins:
+    its first layer that moves the scale by at least half the stretch's median factor (a
+    layer near its right scale in front of the stretch does not start it). None when no
+    factor moves the scale at all."""
+    best, span, direction = 0.0, (0, 0), 1.0
+    for sign in (1.0, -1.0):
+        total, first = 0.0, 0
+        for i, (_, x) in enumerate(steps):
+            if total <= 0.0:
+                total, first = 0.0, i
+            total += sign * x
+            if total > best + 1e-12:
+                best, span, direction = total, (first, i + 1), sign
+    if best <= 0.0:
+        return None
+    stretch = steps[span[0]:span[1]]
+    typical = statistics.median(direction * x for _, x in stretch)
+    return next(layer for layer, x in stretch if direction * x >= typical / 2)
 
 
 def _own_scale(layers: list[str], series: dict[str, list[tuple[int, float]]],
