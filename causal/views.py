@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from causal.run import LOSS, Direction, Event, EventKind, Run
+from causal.run import LOSS, Direction, Event, EventKind, LayerStat, Run
 
 #: Regimes that mean trouble (a plateau is judged by the loss-pattern symptom instead).
 TROUBLE = frozenset({
@@ -172,7 +172,7 @@ def main_path_layers(run: Run) -> list[str]:
     """The layers with parameters along the layer DAG's path through the most of them (the
     network's depth, leaving out side branches such as a time-step or conditioning embedding's
     projection into each block), in forward order. All of `param_layers` when the graph has no
-    edges or that path holds fewer than three."""
+    edges."""
     layers = param_layers(run)
     if not run.dag.edges:
         return layers
@@ -183,8 +183,16 @@ def main_path_layers(run: Run) -> list[str]:
         path = nx.dag_longest_path(g, weight="w", default_weight=0)
     except nx.NetworkXException:  # not a DAG after all
         return layers
-    on_path = [n for n in path if n in has_params]
-    return on_path if len(on_path) >= 3 else layers
+    return [n for n in path if n in has_params]
+
+
+def start_stds(run: Run) -> tuple[int, dict[str, float]]:
+    """The first step with recorded activation statistics, and each layer's output std there
+    when finite and positive (what scale-against-depth readings start from)."""
+    series = layer_series(run, LayerStat.ACT_STD)
+    first = min((pts[0][0] for pts in series.values()), default=0)
+    return first, {layer: v for layer, pts in series.items()
+                   if (v := dict(pts).get(first)) is not None and math.isfinite(v) and v > 0}
 
 
 def finite(values: Iterable[float | None]) -> list[float]:

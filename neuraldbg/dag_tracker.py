@@ -98,7 +98,7 @@ class DagTracker:
         elif self._dirty and not self._from_forward:
             hidden = self._hidden_by_fx()
             if hidden:  # fx took their parent unit as one call: record from forward passes
-                self._from_forward = True
+                self._from_forward = True  # (still dirty: the next forward is recorded)
                 self.graph = LayerGraph(method="none", notes=(
                     *self.graph.notes,
                     f"fx traced {len(hidden)} layer(s) that ran as part of another layer "

@@ -16,8 +16,8 @@ from types import MappingProxyType
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
-from causal.run import Direction, LayerStat, Run
-from causal.views import first_origin, layer_label, layer_series, param_layers
+from causal.run import Direction, Run
+from causal.views import first_origin, layer_label, param_layers, start_stds
 
 
 class BadInit(CauseNode):
@@ -43,14 +43,13 @@ class BadInit(CauseNode):
         growth or decay (`_steepest_stretch`). A side branch that keeps its own scale (a
         time-step embedding's projection into each block) neither starts nor breaks it, and a
         single layer that is off in an otherwise ordinary network is a stretch of its own."""
-        series = layer_series(run, LayerStat.ACT_STD)
-        first = min((pts[0][0] for pts in series.values()), default=0)
-        layers = _own_scale(param_layers(run), series, first)
+        first, std = start_stds(run)
+        layers = _own_scale(param_layers(run), std)
         if not layers:
             return Localization(None, 0)
         input_std = dict(run.series.get("input_std")).get(first)
         known_input = input_std is not None
-        steps = _factors(run, layers, series, first, input_std)
+        steps = _factors(run, layers, std, input_std)
         if len(steps) < 2:
             # too few layers kept a finite scale on the first step to show a trend: the growth
             # overflowed inside one layer's repeated calls (a recurrence, an unrolled ODE)
@@ -109,29 +108,26 @@ def _steepest_stretch(steps: list[tuple[str, float]]) -> str | None:
     return next(layer for layer, x in stretch if direction * x >= typical / 2)
 
 
-def _own_scale(layers: list[str], series: dict[str, list[tuple[int, float]]],
-               first: int) -> list[str]:
+def _own_scale(layers: list[str], std: dict[str, float]) -> list[str]:
     """`layers` without the blocks that return what one of their inner layers computed (a
     block that owns a parameter itself, such as a GIN layer's eps, and ends in a child
-    module): the block's output is that layer's, so its scale says nothing of its own. A
-    block that transforms its inner layers' output (a layer-scale gamma) keeps its place."""
-    std = {layer: v for layer, pts in series.items() if (v := dict(pts).get(first)) is not None}
+    module): the block's output is that layer's, so its scale (`std`: first-step output stds)
+    says nothing of its own. A block that transforms its inner layers' output (a layer-scale
+    gamma) keeps its place."""
     return [a for a in layers if a not in std or not any(
         b != a and (a == "" or b.startswith(a + ".")) and math.isclose(v, std[a], rel_tol=1e-6)
         for b, v in std.items())]
 
 
-def _factors(run: Run, layers: list[str], series: dict[str, list[tuple[int, float]]],
-             first: int, input_std: float | None) -> list[tuple[str, float]]:
+def _factors(run: Run, layers: list[str], std: dict[str, float],
+             input_std: float | None) -> list[tuple[str, float]]:
     """(layer, log10 of its scale factor) for the layers with weights, in forward order: the
     layer's output std on the first step over the largest output std among the layers with
     weights that feed it in the layer DAG (`_feeding_stds`: a cross-attention's output over its
     keys and values, a residual block's over its stream), or over the input batch's for the
     first layer. A later layer fed by no layer (a query projection of a learned latent array)
     reads a parameter of unknown scale and is left out. Without DAG edges, each layer is fed
-    by the previous one."""
-    std = {layer: v for layer, pts in series.items()
-           if (v := dict(pts).get(first)) is not None and math.isfinite(v) and v > 0}
+    by the previous one. `std`: the layers' first-step output stds (`start_stds`)."""
     edges = bool(run.dag.edges)
     out: list[tuple[str, float]] = []
     prev = input_std

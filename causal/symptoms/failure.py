@@ -156,7 +156,8 @@ class LossPattern(Symptom):
                 return self.hard("diverging")
         if "loss_spike" in kinds:
             return self.hard("spike_recover")
-        plateau = "overshoot_plateau" if _overshot(vals) else "plateau"
+        overshot = _overshot(vals)
+        plateau = "overshoot_plateau" if overshot else "plateau"
         if "loss_plateau" in kinds:
             return {plateau: 0.8, "steady": 0.2}
         if len(vals) >= 20:
@@ -166,8 +167,7 @@ class LossPattern(Symptom):
             if flips > 0.8 * len(diffs) and spread > 0.5:
                 return {"oscillating": 0.7, "steady": 0.3}
             if _no_progress(vals):  # an overshoot first makes the stall the more certain
-                return ({plateau: 0.8, "steady": 0.2} if plateau == "overshoot_plateau"
-                        else {plateau: 0.6, "steady": 0.4})
+                return {plateau: 0.8 if overshot else 0.6, "steady": 0.2 if overshot else 0.4}
         return self.hard("steady")
 
 

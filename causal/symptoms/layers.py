@@ -17,6 +17,7 @@ from causal.views import (
     main_path_layers,
     nonfinite_step,
     param_layers,
+    start_stds,
     trouble_events,
 )
 
@@ -138,12 +139,7 @@ class InitDepthTrend(Symptom):
     leak = MappingProxyType({"flat": 0.9, "growing": 0.05, "shrinking": 0.05})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        series = layer_series(run, LayerStat.ACT_STD)
-        if not series:
-            return _uniform(self.states)
-        first_step = min(pts[0][0] for pts in series.values())
-        start = {layer: v for layer, pts in series.items()
-                 if (v := dict(pts).get(first_step)) is not None and math.isfinite(v) and v > 0}
+        _, start = start_stds(run)
         scale = [math.log10(start[n]) for n in main_path_layers(run) if n in start]
         if len(scale) < 3:  # too few scales along the longest path: all layers with weights
             scale = [math.log10(start[n]) for n in param_layers(run) if n in start]
