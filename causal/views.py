@@ -155,9 +155,14 @@ def forward_order(run: Run) -> dict[str, int]:
 
 
 def layer_label(run: Run, layer: str) -> str:
-    """How reports name a layer: "'layers.4' (Tanh)"; run-level pseudo layers as they are."""
+    """How reports name a layer: "'layers.4' (Tanh)"; run-level pseudo layers as they are;
+    the root module (name '') as the model's own forward code, outside its submodules."""
     if layer.startswith("<"):
         return layer
+    if layer == "":
+        root = run.dag.node("")
+        kind = f" of {root.module_type}" if root is not None else ""
+        return f"the model's own forward code{kind} (outside its submodules)"
     node = run.dag.node(layer)
     return f"{layer!r} ({node.module_type})" if node is not None else repr(layer)
 

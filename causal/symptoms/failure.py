@@ -103,6 +103,21 @@ def _no_progress(vals: list[float]) -> bool:
     return head > 0 and statistics.fmean(vals[-k:]) > 0.95 * head
 
 
+def _flat_from_start(vals: list[float]) -> bool:
+    """A noisy loss that never made progress (`_no_progress`) and whose running mean (over a
+    tenth of the run) never came 15% below where it began: one lucky minibatch of a loss that
+    jitters by 10-20% around its untrained level is not an improvement (`_never_improved`
+    would count it as one)."""
+    if not _no_progress(vals):
+        return False
+    k = len(vals) // 5
+    head = min(statistics.fmean(vals[:k]), *vals[:3])
+    w = max(1, len(vals) // 10)
+    sums = list(itertools.accumulate(vals, initial=0.0))
+    low = min((sums[i + w] - sums[i]) / w for i in range(len(vals) - w + 1))
+    return low >= 0.85 * head
+
+
 class Onset(Symptom):
     """When trouble started: at the very start (steps 0-2: init, unscaled data; or a loss that
     never improved before the first transition, or never made progress at all without one),
@@ -117,7 +132,8 @@ class Onset(Symptom):
         trouble = trouble_events(run)
         if not trouble:  # no transition, yet a run that never made progress failed at once
             vals = _finite_losses(run)
-            return self.hard("start" if _no_progress(vals) and _never_improved(vals) else "none")
+            stalled = (_no_progress(vals) and _never_improved(vals)) or _flat_from_start(vals)
+            return self.hard("start" if stalled else "none")
         step = trouble[0].step
         first = run.series.steps[0] if run.series.steps else 0
         rel = step - first

@@ -12,7 +12,6 @@ from causal.run import ActivationKind, LayerStat, Run
 from causal.symptom import Symptom
 from causal.views import (
     failure_step,
-    finite,
     layer_series,
     main_path_layers,
     nonfinite_step,
@@ -55,13 +54,19 @@ MODERATE = 0.35
 
 
 class Saturation(Symptom):
-    """How saturated the saturating layers (tanh, sigmoid...) were up to the failure."""
+    """How saturated the saturating layers (tanh, sigmoid...) were up to the failure.
+
+    Saturation first reached after a blow-up (exploding gradients or activations, a loss spike
+    or divergence), or by the first updates of a run whose units were not saturated before
+    them, is told apart: far too large steps throw the pre-activations into the tails as a
+    consequence, whatever caused them (`high_after_blowup`, as `DeadUnits` does for ReLUs)."""
 
     name = "saturated_fraction"
-    states = ("low", "moderate", "high", "no_saturating_layers")
-    description = "largest saturated fraction of a saturating layer before the failure"
-    leak = MappingProxyType({"low": 0.55, "moderate": 0.15, "high": 0.05,
-                             "no_saturating_layers": 0.25})
+    states = ("low", "moderate", "high", "high_after_blowup", "no_saturating_layers")
+    description = ("largest saturated fraction of a saturating layer before the failure, and "
+                   "whether first reached after a blow-up")
+    leak = MappingProxyType({"low": 0.52, "moderate": 0.15, "high": 0.05,
+                             "high_after_blowup": 0.03, "no_saturating_layers": 0.25})
 
     def observe(self, run: Run) -> Mapping[str, float]:
         sat_layers = {n.name for n in run.dag.nodes
@@ -69,16 +74,34 @@ class Saturation(Symptom):
         if not sat_layers:
             return self.hard("no_saturating_layers")
         series = layer_series(run, LayerStat.ACT_SATURATED, until=failure_step(run))
-        values = finite(v for layer, pts in series.items() if layer in sat_layers
-                        for _, v in pts)
-        if not values:
-            return _uniform(self.states[:3]) | {"no_saturating_layers": 0.0}
-        peak = max(values)
+        pts = [(s, v) for layer, p in series.items() if layer in sat_layers
+               for s, v in p if math.isfinite(v)]
+        if not pts:
+            return _uniform(self.states[:4]) | {"no_saturating_layers": 0.0}
+        peak = max(v for _, v in pts)
         if peak >= 0.75:
-            return self.hard("high")
+            return self.hard("high_after_blowup" if _saturated_by_blowup(run, pts)
+                             else "high")
         if peak >= MODERATE:
             return self.hard("moderate")
         return self.hard("low")
+
+
+#: Updates after the first recorded step within which units saturated from an unsaturated
+#: start were thrown there by the first updates themselves.
+FIRST_UPDATES = 2
+
+
+def _saturated_by_blowup(run: Run, pts: list[tuple[int, float]]) -> bool:
+    """Whether the saturating layers' (step, saturated fraction) points first reach 0.75
+    after a blow-up event, or within the first updates from below `MODERATE`."""
+    high = min(s for s, v in pts if v >= 0.75)
+    first = min(s for s, _ in pts)
+    blowups = [e.step for e in run.events if e.to_state in BLOWUP]
+    if blowups and high > min(blowups):
+        return True
+    start = max(v for s, v in pts if s == first)
+    return start < MODERATE and first < high <= first + FIRST_UPDATES
 
 
 #: Events of a blow-up: units that die after one were killed by it (its consequence).
