@@ -56,6 +56,9 @@ class ForwardGraphRecorder:
         self._grad_fns: list[list[Any]] = []
         self._by_tensor: dict[int, int] = {}  # id(output tensor) -> latest call index
         self._identity_edges: set[tuple[int, int]] = set()
+        # calls whose outputs have no autograd history (a frozen layer fed by the input) and
+        # that no later call took by identity yet: nothing leads back to them
+        self._orphans: list[int] = []
 
     def __len__(self) -> int:
         return len(self._calls)
@@ -67,6 +70,7 @@ class ForwardGraphRecorder:
         self._grad_fns.clear()
         self._by_tensor.clear()
         self._identity_edges.clear()
+        self._orphans.clear()
 
     def record(
         self,
@@ -86,6 +90,15 @@ class ForwardGraphRecorder:
             p = self._by_tensor.get(id(t))
             if p is not None:
                 self._identity_edges.add((p, c))
+                if p in self._orphans:
+                    self._orphans.remove(p)
+        # a layer called inside this unit's own code whose output has no autograd history (a
+        # frozen base layer inside a LoRA wrapper, fed by the input): what it returned went
+        # into this unit's output, as the grad_fn chain shows when its input requires grad
+        inside = unit_name + "."
+        for p in [p for p in self._orphans if self._calls[p].startswith(inside)]:
+            self._identity_edges.add((p, c))
+            self._orphans.remove(p)
         outs = _flatten_tensors(output, [])
         fns: list[Any] = []
         for t in outs:
@@ -97,6 +110,8 @@ class ForwardGraphRecorder:
         self._grad_fns.append(fns)
         for t in outs:
             self._by_tensor[id(t)] = c
+        if outs and not fns:
+            self._orphans.append(c)
 
     def _grad_edges(self) -> set[tuple[int, int]]:
         made_by: dict[int, list[int]] = {}  # id(grad_fn) -> call indices that output it

@@ -528,3 +528,27 @@ def test_layers_inside_a_unit_that_owns_parameters_get_their_place_in_the_graph(
     assert order.index("0.mlp.0") < order.index("0.mlp.2") < order.index("1.mlp.0") < \
         order.index("1.mlp.2") < order.index("2")
     assert ("0.mlp.2", "1.mlp.0") in edges(g) or ("0", "1.mlp.0") in edges(g)
+
+
+class _LoRALinear(nn.Module):
+    """A frozen base layer and a trainable low-rank update, in the wrapper's own code."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.base = nn.Linear(d, d).requires_grad_(False)
+        self.a = nn.Parameter(torch.randn(d, 2) * 0.1)
+        self.b = nn.Parameter(torch.zeros(2, d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.base(x) + x @ self.a @ self.b
+
+
+def test_a_frozen_layer_fed_by_the_input_is_linked_to_the_wrapper_it_runs_inside():
+    """The first frozen base layer of a LoRA model has no autograd history (neither it nor the
+    input requires grad), so no grad_fn chain leads back to it; it ran inside its wrapper, and
+    its output went into the wrapper's, as the later blocks' graph shows through autograd."""
+    torch.manual_seed(0)
+    model = nn.Sequential(_LoRALinear(8), nn.ReLU(), _LoRALinear(8))
+    g = record(model, torch.randn(4, 8))
+    assert ("0.base", "0") in edges(g)  # no autograd history: linked by containment
+    assert ("2.base", "2") in edges(g)  # through autograd, as before
