@@ -58,7 +58,7 @@ class ForwardGraphRecorder:
         self._identity_edges: set[tuple[int, int]] = set()
         # calls whose outputs have no autograd history (a frozen layer fed by the input) and
         # that no later call took by identity yet: nothing leads back to them
-        self._orphans: list[int] = []
+        self._orphans: set[int] = set()
 
     def __len__(self) -> int:
         return len(self._calls)
@@ -90,15 +90,14 @@ class ForwardGraphRecorder:
             p = self._by_tensor.get(id(t))
             if p is not None:
                 self._identity_edges.add((p, c))
-                if p in self._orphans:
-                    self._orphans.remove(p)
+                self._orphans.discard(p)
         # a layer called inside this unit's own code whose output has no autograd history (a
         # frozen base layer inside a LoRA wrapper, fed by the input): what it returned went
         # into this unit's output, as the grad_fn chain shows when its input requires grad
         inside = unit_name + "."
-        for p in [p for p in self._orphans if self._calls[p].startswith(inside)]:
-            self._identity_edges.add((p, c))
-            self._orphans.remove(p)
+        held = {p for p in self._orphans if self._calls[p].startswith(inside)}
+        self._identity_edges.update((p, c) for p in held)
+        self._orphans -= held
         outs = _flatten_tensors(output, [])
         fns: list[Any] = []
         for t in outs:
@@ -111,7 +110,7 @@ class ForwardGraphRecorder:
         for t in outs:
             self._by_tensor[id(t)] = c
         if outs and not fns:
-            self._orphans.append(c)
+            self._orphans.add(c)
 
     def _grad_edges(self) -> set[tuple[int, int]]:
         made_by: dict[int, list[int]] = {}  # id(grad_fn) -> call indices that output it

@@ -98,24 +98,27 @@ def _no_progress(vals: list[float]) -> bool:
     steps do before the model sits at chance)."""
     if len(vals) < 20:
         return False
-    k = len(vals) // 5
-    head = min(statistics.fmean(vals[:k]), *vals[:3])
-    return head > 0 and statistics.fmean(vals[-k:]) > 0.95 * head
+    head = _head(vals)
+    return head > 0 and statistics.fmean(vals[-(len(vals) // 5):]) > 0.95 * head
+
+
+def _head(vals: list[float]) -> float:
+    """Where the losses began: the mean of their first fifth, or the untrained model's loss
+    (any of the first three) when that is lower (`_no_progress`)."""
+    return min(statistics.fmean(vals[:len(vals) // 5]), *vals[:3])
 
 
 def _flat_from_start(vals: list[float]) -> bool:
-    """A noisy loss that never made progress (`_no_progress`) and whose running mean (over a
-    tenth of the run) never came 15% below where it began: one lucky minibatch of a loss that
-    jitters by 10-20% around its untrained level is not an improvement (`_never_improved`
-    would count it as one)."""
-    if not _no_progress(vals):
+    """The running mean of the losses (over a tenth of the run, at least 20 of them) never
+    came 15% below where they began (`_head`): one lucky minibatch of a loss that jitters by
+    10-20% around its untrained level is not an improvement (`_never_improved` would count it
+    as one)."""
+    if len(vals) < 20:
         return False
-    k = len(vals) // 5
-    head = min(statistics.fmean(vals[:k]), *vals[:3])
-    w = max(1, len(vals) // 10)
+    w = len(vals) // 10
     sums = list(itertools.accumulate(vals, initial=0.0))
     low = min((sums[i + w] - sums[i]) / w for i in range(len(vals) - w + 1))
-    return low >= 0.85 * head
+    return low >= 0.85 * _head(vals)
 
 
 class Onset(Symptom):
@@ -132,7 +135,7 @@ class Onset(Symptom):
         trouble = trouble_events(run)
         if not trouble:  # no transition, yet a run that never made progress failed at once
             vals = _finite_losses(run)
-            stalled = (_no_progress(vals) and _never_improved(vals)) or _flat_from_start(vals)
+            stalled = _no_progress(vals) and (_never_improved(vals) or _flat_from_start(vals))
             return self.hard("start" if stalled else "none")
         step = trouble[0].step
         first = run.series.steps[0] if run.series.steps else 0

@@ -79,7 +79,7 @@ class Saturation(Symptom):
         if not pts:
             return _uniform(self.states[:4]) | {"no_saturating_layers": 0.0}
         peak = max(v for _, v in pts)
-        if peak >= 0.75:
+        if peak >= HIGH:
             return self.hard("high_after_blowup" if _saturated_by_blowup(run, pts)
                              else "high")
         if peak >= MODERATE:
@@ -87,25 +87,33 @@ class Saturation(Symptom):
         return self.hard("low")
 
 
+#: The saturated fraction from which a saturating layer counts as highly saturated.
+HIGH = 0.75
 #: Updates after the first recorded step within which units saturated from an unsaturated
 #: start were thrown there by the first updates themselves.
 FIRST_UPDATES = 2
 
 
 def _saturated_by_blowup(run: Run, pts: list[tuple[int, float]]) -> bool:
-    """Whether the saturating layers' (step, saturated fraction) points first reach 0.75
-    after a blow-up event, or within the first updates from below `MODERATE`."""
-    high = min(s for s, v in pts if v >= 0.75)
+    """Whether the saturating layers' (step, saturated fraction) points first reach `HIGH`
+    after a blow-up, or within the first updates from below `MODERATE`."""
+    high = min(s for s, v in pts if v >= HIGH)
     first = min(s for s, _ in pts)
-    blowups = [e.step for e in run.events if e.to_state in BLOWUP]
-    if blowups and high > min(blowups):
+    if _after_blowup(run, high):
         return True
     start = max(v for s, v in pts if s == first)
     return start < MODERATE and first < high <= first + FIRST_UPDATES
 
 
-#: Events of a blow-up: units that die after one were killed by it (its consequence).
+#: Events of a blow-up: units that die or saturate after one were driven there by it.
 BLOWUP = frozenset({"grad_exploding", "loss_spike", "loss_diverging", "activation_exploding"})
+
+
+def _after_blowup(run: Run, step: int) -> bool:
+    """Whether `step` comes after the run's first blow-up event (statistics of a step are
+    taken in its forward pass, before its update: at the blow-up's own step is before it)."""
+    blowups = [e.step for e in run.events if e.to_state in BLOWUP]
+    return bool(blowups) and step > min(blowups)
 
 
 class DeadUnits(Symptom):
@@ -141,9 +149,7 @@ class DeadUnits(Symptom):
             if vals[-1][1] >= 0.9:
                 died.append(next(s for s, v in vals if v >= 0.9))
         if died:
-            blowups = [e.step for e in run.events if e.to_state in BLOWUP]
-            after = bool(blowups) and min(died) > min(blowups)
-            return self.hard("dead_after_blowup" if after else "dead")
+            return self.hard("dead_after_blowup" if _after_blowup(run, min(died)) else "dead")
         if not known:
             return {"normal": 0.5, "rising": 0.25, "dead": 0.125, "dead_after_blowup": 0.125,
                     "no_relu": 0.0}
