@@ -131,6 +131,23 @@ def failure_step(run: Run) -> int | None:
     return None
 
 
+#: How many steps past the onset of a failure that never turned non-finite (a stall, vanishing
+#: gradients) layer states are still read as present at the onset (`state_window_end`).
+STALL_LOOKAHEAD = 50
+
+
+def state_window_end(run: Run) -> int | None:
+    """The last step whose layer states (saturated, dead fractions) count as evidence of the
+    failure. A non-finite failure: its step (what follows is its consequence). A failure that
+    stayed finite: the state that stalled the run persists, and the activation statistics of
+    its onset step are seldom recorded (they run on a schedule, and in full only once the
+    cheap signals have turned abnormal), so the next STALL_LOOKAHEAD steps count too."""
+    stop = failure_step(run)
+    if stop is None or nonfinite_step(run) is not None:
+        return stop
+    return stop + STALL_LOOKAHEAD
+
+
 def _passing_spike(run: Run, spike: Event, trouble: list[Event]) -> bool:
     """A loss spike alone at its step (no gradient in trouble with it) that the loss came back
     from before anything else went wrong: noise of a low loss, not the start of a failure."""

@@ -610,3 +610,41 @@ def test_units_saturated_by_a_blow_up_or_the_first_updates_are_told_apart():
     )
     for run, state in cases:
         assert max(Saturation().observe(run).items(), key=lambda kv: kv[1])[0] == state
+
+
+def test_a_loss_that_never_came_back_to_its_early_best_is_a_plateau():
+    """Quick progress in the first updates, then back up and stuck above that early best for
+    the rest of the run (output sigmoids pinned at 0 by the first large steps: the loss of a
+    constant output) is a stall. A run that keeps learning beats its early best, and one that
+    converged early and jitters at its noise floor comes back to it: both are steady."""
+    from causal.symptoms.failure import LossPattern
+
+    stuck = ([1.3, 1.2, 1.0, 0.74, 0.5, 0.456, 0.48, 0.49]
+             + [0.498 + 0.001 * math.sin(i) for i in range(112)])
+    learning = [1.3 * math.exp(-i / 20) + 0.2 for i in range(120)]
+    floor = [1.3 - 0.17 * i for i in range(5)] + [0.5 + 0.05 * math.sin(1.7 * i)
+                                                   for i in range(115)]
+    for loss, state in ((stuck, "plateau"), (learning, "steady"), (floor, "steady")):
+        run = Run({}, mlp_graph("Tanh"), (), series(len(loss), loss), (), ())
+        assert max(LossPattern().observe(run).items(), key=lambda kv: kv[1])[0] == state
+
+
+def test_layer_states_just_after_a_finite_failure_count_as_its_evidence():
+    """A stall (gradients vanishing at step 23) is seldom measured in full at its onset: the
+    activation statistics run on a schedule, and every step only once the cheap signals have
+    turned abnormal. Saturation first recorded 12 steps later persisted from the onset, so it
+    counts, and the saturation localizer finds the layer there. After a non-finite failure,
+    what the statistics show later is its consequence and does not count."""
+    from causal.causes.saturation import Saturation as SaturationCause
+    from causal.symptoms.layers import Saturation
+
+    g = mlp_graph("Tanh")
+    vanish = ev(23, "0", "grad", "grad_healthy", "grad_vanishing", 1e-8)
+    sat = {("7", "act_saturated_frac"): [0.0, 0.0, 0.0, 1.0],
+           ("5", "act_saturated_frac"): [0.0, 0.0, 0.0, 0.2]}
+    stalled = Run({}, g, (vanish,), series(120), (), (window(g, 35, sat, [0, 1, 2, 35]),))
+    assert Saturation().observe(stalled)["high"] == 1.0
+    assert SaturationCause().localize(stalled).layer == "7"
+    nan = origin(23, "6", "forward")
+    broken = Run({}, g, (nan,), series(120), (), (window(g, 35, sat, [0, 1, 2, 35]),))
+    assert Saturation().observe(broken)["low"] == 1.0

@@ -16,7 +16,14 @@ from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.run import ActivationKind, LayerStat, Run
 from causal.symptoms.layers import MODERATE
-from causal.views import failure_step, finite, forward_order, layer_label, layer_series
+from causal.views import (
+    failure_step,
+    finite,
+    forward_order,
+    layer_label,
+    layer_series,
+    state_window_end,
+)
 
 
 class Saturation(CauseNode):
@@ -44,7 +51,7 @@ class Saturation(CauseNode):
         (`MODERATE`: a recurrent cell whose saturated fraction is averaged over its calls)."""
         stop = failure_step(run)
         sat = {n.name for n in run.dag.nodes if n.activation_kind == ActivationKind.SATURATING}
-        series = layer_series(run, LayerStat.ACT_SATURATED, until=stop)
+        series = layer_series(run, LayerStat.ACT_SATURATED, until=state_window_end(run))
         order = forward_order(run)
         by_step = _saturated_by_step(series, sat, 0.5) or _saturated_by_step(
             series, sat, MODERATE)

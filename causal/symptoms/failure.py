@@ -185,9 +185,28 @@ class LossPattern(Symptom):
             spread = statistics.pstdev(vals) / (abs(statistics.fmean(vals)) + 1e-12)
             if flips > 0.8 * len(diffs) and spread > 0.5:
                 return {"oscillating": 0.7, "steady": 0.3}
-            if _no_progress(vals):  # an overshoot first makes the stall the more certain
+            if _no_progress(vals) or _lost_early_best(vals):  # an overshoot first makes the
+                # stall the more certain
                 return {plateau: 0.8 if overshot else 0.6, "steady": 0.2 if overshot else 0.4}
         return self.hard("steady")
+
+
+#: `_lost_early_best`: the least number of losses, and how far above the early best (as a
+#: factor) every later loss must stay.
+REGRESS_MIN_STEPS, REGRESS_MARGIN = 50, 1.02
+
+
+def _lost_early_best(vals: list[float]) -> bool:
+    """After its first tenth, the (positive) loss never came back within REGRESS_MARGIN of
+    the best it reached in that tenth: quick early progress, then stuck above it (units that
+    saturated or died after the first updates and left the model at a constant output). A
+    run that keeps learning, even slowly, beats its early best later; one at its noise floor
+    comes back to it."""
+    if len(vals) < REGRESS_MIN_STEPS:
+        return False
+    k = len(vals) // 10
+    early = min(vals[:k])
+    return early > 0 and min(vals[k:]) >= REGRESS_MARGIN * early
 
 
 #: How far above the untrained model's loss the first updates must throw it to count as an

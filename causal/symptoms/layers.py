@@ -17,6 +17,7 @@ from causal.views import (
     nonfinite_step,
     param_layers,
     start_stds,
+    state_window_end,
     trouble_events,
 )
 
@@ -73,7 +74,7 @@ class Saturation(Symptom):
                       if n.activation_kind == ActivationKind.SATURATING and n.ran}
         if not sat_layers:
             return self.hard("no_saturating_layers")
-        series = layer_series(run, LayerStat.ACT_SATURATED, until=failure_step(run))
+        series = layer_series(run, LayerStat.ACT_SATURATED, until=state_window_end(run))
         pts = [(s, v) for layer, p in series.items() if layer in sat_layers
                for s, v in p if math.isfinite(v)]
         if not pts:
