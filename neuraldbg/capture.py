@@ -109,6 +109,8 @@ class StepCapture:
         self.analyzer = Analyzer(self)
         self._settings_key: tuple[Any, ...] = ()
         self._settings_last: dict[str, str] = {}
+        self._groups_key: tuple[int, int] = (0, 0)
+        self._groups_last: dict[str, str] = {}
         # activations applied as functions inside units, watched on full-statistics steps
         self.inner = InnerActivations(units, self.kinds, self._inner_kind, self._inner_late)
         self.watch_inner = not _compiled(dbg.model)
@@ -494,8 +496,28 @@ class StepCapture:
             settings["optimizer"] = type(opt).__name__
             for i, lr in enumerate(lrs):
                 settings[f"lr/{i}"] = repr(float(lr if lr is not None else math.nan))
+            settings.update(self._group_members(opt))
         self._settings_key, self._settings_last = key, settings
         return settings
+
+    def _group_members(self, opt: torch.optim.Optimizer) -> dict[str, str]:
+        """With several param groups, which monitored modules each one updates
+        (`lr_group/<i>`: their names, space-separated), so that a learning rate too high in one
+        group can be traced to its modules. Computed once per optimizer (and group count)."""
+        key = (id(opt), len(opt.param_groups))
+        if self._groups_key == key:
+            return self._groups_last
+        out: dict[str, str] = {}
+        if len(opt.param_groups) > 1:
+            owner: dict[int, list[str]] = {}
+            for u in self.units:
+                for p in u.params:
+                    owner.setdefault(id(p), []).append(u.name)
+            for i, g in enumerate(opt.param_groups):
+                names = dict.fromkeys(n for p in g["params"] for n in owner.get(id(p), ()))
+                out[f"lr_group/{i}"] = " ".join(names)
+        self._groups_key, self._groups_last = key, out
+        return out
 
     def act_from_stash(self, b: StepBuffer) -> dict[int, list[float]]:
         """Full activation statistics of step `b` from its kept outputs (extra sync)."""

@@ -256,6 +256,29 @@ def test_lr_fix_uses_the_runs_own_learning_rate():
     assert any("lr is 0.5 on param group 0: try 0.05" in f for f in top.fixes)
 
 
+def test_a_learning_rate_too_high_in_one_param_group_is_put_in_its_modules():
+    """A head trained at 10x its body's learning rate: the gradients explode in the body
+    first (the head's oversized steps send them back through it), but the steps are too
+    large in the head, which the diagnosis names, with that group's lr in its fix. Groups
+    whose learning rates differ by less than HOT_GROUP_FACTOR are not told apart."""
+    base = run_lr_too_high()
+    events = (*base.events, ev(7, "8", "grad", "grad_healthy", "grad_exploding", 1e4))
+
+    def with_lrs(lr0: str, lr1: str) -> Run:
+        settings = (SettingChange(0, "lr/0", lr0), SettingChange(0, "lr/1", lr1),
+                    SettingChange(0, "lr_group/0", "0 2 4 6"),
+                    SettingChange(0, "lr_group/1", "8"))
+        return Run({}, base.dag, events, base.series, settings, base.windows)
+
+    top = diagnose(with_lrs("0.05", "0.5"))[0]
+    assert top.cause == "lr_too_high" and top.layer == "8" and top.step == 7
+    assert top.note.startswith("param group 1 has 10x the learning rate of the others")
+    assert top.fixes[0].startswith("param group 1 (8) trains at lr 0.5, 10x the other groups")
+    assert "lr 0.5 on param group 1, 10x the others" in top.description
+    even = diagnose(with_lrs("0.25", "0.5"))[0]
+    assert even.layer == "2" and not even.note.startswith("param group")
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(sorted(SIGNATURES)), st.randoms(use_true_random=False))
 def test_event_order_does_not_change_the_diagnosis(cause, rnd: random.Random):

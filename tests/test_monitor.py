@@ -105,6 +105,25 @@ def test_step_advances_by_itself_with_an_optimizer(run_path):
     assert dbg.run.setting("lr/0") == "0.01"
 
 
+def test_the_run_says_which_modules_each_param_group_updates(run_path):
+    """With several param groups (a head trained faster than its body), the run records
+    which monitored modules each group updates, next to its learning rate; with one group
+    there is nothing to tell apart and nothing is recorded."""
+    model = mlp(depth=2)
+    body = [p for m in list(model)[:-1] for p in m.parameters()]
+    opt = torch.optim.SGD([{"params": body}, {"params": model[-1].parameters(), "lr": 0.1}],
+                          lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        train(model, opt, batches(3), dbg)
+    assert dbg.run.setting("lr_group/0") == "0 2"
+    assert dbg.run.setting("lr_group/1") == "4"
+    assert dbg.run.setting("lr/1") == "0.1"
+    single = mlp(depth=2)
+    with NeuralDbg(single, path=run_path()) as dbg:
+        train(single, torch.optim.SGD(single.parameters(), lr=0.01), batches(3), dbg)
+    assert not any(c.key.startswith("lr_group/") for c in dbg.run.settings)
+
+
 def test_step_advances_without_an_optimizer(run_path):
     """A hand-written update loop: the next forward after a backward closes the step."""
     model = mlp()

@@ -20,15 +20,40 @@ from causal.run import LayerStat, Run
 from causal.views import failure_step, finite, layer_series
 
 
-def _lrs(run: Run) -> dict[int, float]:
+def _lrs(run: Run, until: int | None = None) -> dict[int, float]:
+    """The learning rate of each param group, as last set at or before step `until`."""
     out: dict[int, float] = {}
     for ch in run.settings:
-        if ch.key.startswith("lr/"):
+        if ch.key.startswith("lr/") and (until is None or ch.step <= until):
             try:
                 out[int(ch.key[3:])] = float(ch.value)
             except ValueError:
                 continue
     return out
+
+
+#: How many times the learning rate of every other param group one group's must be for a
+#: failure of too large steps to be put in that group's modules.
+HOT_GROUP_FACTOR = 3.0
+
+
+def _hot_group(run: Run, until: int | None) -> tuple[int, float, tuple[str, ...]] | None:
+    """The param group whose learning rate is at least HOT_GROUP_FACTOR times every other
+    group's (a head trained 10x faster than its backbone), with that factor and the modules it
+    updates (as the monitor recorded them: `lr_group/<i>`); None with a single group, or
+    none that stands out."""
+    lrs = {g: lr for g, lr in _lrs(run, until).items() if math.isfinite(lr) and lr > 0}
+    if len(lrs) < 2:
+        return None
+    hot = max(lrs, key=lrs.__getitem__)
+    rest = max(lr for g, lr in lrs.items() if g != hot)
+    if lrs[hot] < HOT_GROUP_FACTOR * rest:
+        return None
+    members: tuple[str, ...] = ()
+    for ch in run.settings:
+        if ch.key == f"lr_group/{hot}":
+            members = tuple(ch.value.split())
+    return hot, lrs[hot] / rest, members
 
 
 class LrTooHigh(CauseNode):
@@ -51,30 +76,59 @@ class LrTooHigh(CauseNode):
 
     def localize(self, run: Run) -> Localization:
         """The layer whose gradient explodes first (earliest in forward order on ties), or
-        the layer with the largest update ratio."""
+        the layer with the largest update ratio; among the modules of a param group whose
+        learning rate stands out (`_hot_group`) when any of them is in trouble: where the
+        steps are too large, not where the gradients they cause show first."""
         stop = failure_step(run)
+        hot = _hot_group(run, stop)
+        members = set(hot[2]) if hot is not None else set()
+
+        def in_hot(layer: str) -> bool:
+            node = run.dag.node(layer)
+            return layer in members or (node is not None and node.module in members)
+
+        note = (f"param group {hot[0]} has {hot[1]:.3g}x the learning rate of the others"
+                if hot is not None and members else "")
         grads = [e for e in run.events if e.to_state == "grad_exploding"
                  and (stop is None or e.step <= stop)]
+        if members and any(in_hot(e.layer_name) for e in grads):
+            grads = [e for e in grads if in_hot(e.layer_name)]
+        else:
+            note = ""
         if grads:
-            lead, note = first_cause(run, grads)
+            lead, coupling = first_cause(run, grads)
             assert lead is not None
             chain = (lead, *(e for e in grads if e.step == lead.step and e is not lead))
-            return Localization(lead.layer_name, lead.step, chain, note)
+            return Localization(lead.layer_name, lead.step, chain,
+                                "; ".join(n for n in (note, coupling) if n))
         ratios = layer_series(run, LayerStat.UPDATE_RATIO, until=stop)
+        if members and any(in_hot(k) for k in ratios):
+            ratios = {k: v for k, v in ratios.items() if in_hot(k)}
         best = max(ratios, default=None, key=lambda k: max(finite(v for _, v in ratios[k]),
                                                            default=0.0))
         return Localization(best, stop, ())
 
     def describe(self, run: Run, loc: Localization) -> str:
-        lrs = _lrs(run)
-        lr = f" (lr {lrs[0]:g})" if 0 in lrs else ""
+        lrs = _lrs(run, loc.step)
+        hot = _hot_group(run, loc.step)
+        if hot is not None:
+            lr = f" (lr {lrs[hot[0]]:g} on param group {hot[0]}, {hot[1]:.3g}x the others)"
+        else:
+            lr = f" (lr {lrs[0]:g})" if 0 in lrs else ""
         where = f", first visible in {loc.layer!r}" if loc.layer else ""
         when = f" at step {loc.step}" if loc.step is not None else ""
         return f"Learning rate too high{lr}: updates overshoot{where}{when}"
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
-        lrs = _lrs(run)
+        lrs = _lrs(run, loc.step)
         out = []
+        hot = _hot_group(run, loc.step)
+        if hot is not None:
+            group, factor, members = hot
+            shown = ", ".join(members[:4]) + (" ..." if len(members) > 4 else "")
+            modules = f" ({shown})" if shown else ""
+            out.append(f"param group {group}{modules} trains at lr {lrs[group]:g}, "
+                       f"{factor:.3g}x the other groups: lower its lr (or its multiplier) first")
         for group, lr in sorted(lrs.items()):
             if math.isfinite(lr) and lr > 0:
                 out.append(f"lr is {lr:g} on param group {group}: try {lr / 10:g} with warmup")
