@@ -72,15 +72,41 @@ def loss_output_at_bound(origin: Event) -> str | None:
 def trouble_events(run: Run, until: int | None = None) -> list[Event]:
     """Events that entered a bad regime (and non-finite origins), by step; gradients that a
     GradScaler skipped in a run that recovered are not trouble, nor a zero-initialised gate
-    opening (`passing_vanish`)."""
+    opening (`passing_vanish`), nor anything in a run that learned through it
+    (`learned_through`)."""
     skipped = skipped_steps(run)
     passing = passing_vanish(run)
-    return sorted((e for e in run.events
-                   if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
-                   and not (e.step in skipped and (e.kind in ("grad_finite", "nonfinite_origin")
-                                                   or e.layer_name == LOSS))
-                   and id(e) not in passing
-                   and (until is None or e.step <= until)), key=lambda e: e.step)
+    events = sorted((e for e in run.events
+                     if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
+                     and not (e.step in skipped and (e.kind in ("grad_finite", "nonfinite_origin")
+                                                     or e.layer_name == LOSS))
+                     and id(e) not in passing), key=lambda e: e.step)
+    if events and learned_through(run, events[0].step):
+        return []
+    return [e for e in events if until is None or e.step <= until]
+
+
+#: `learned_through`: how far below where it began, and below its best before the trouble,
+#: the loss must end (as a fraction), over at least LEARNED_MIN_STEPS steps.
+LEARNED_FRACTION, LEARNED_MIN_STEPS = 0.5, 30
+
+
+def learned_through(run: Run, step: int) -> bool:
+    """The run never turned non-finite and its (positive) loss ended, over its last tenth,
+    below LEARNED_FRACTION of both its first tenth and its best before `step`: whatever
+    happened at `step` (gradients of a stiff loss growing as it starts to fall, a plateau
+    it left), training went on to learn, so it was no failure."""
+    if nonfinite_step(run) is not None:
+        return False
+    vals = [(s, v) for s, v in losses(run) if math.isfinite(v)]
+    if len(vals) < LEARNED_MIN_STEPS:
+        return False
+    k = max(len(vals) // 10, 3)
+    head = statistics.fmean(v for _, v in vals[:k])
+    tail = statistics.fmean(v for _, v in vals[-k:])
+    before = [v for s, v in vals if s <= step]
+    return (head > 0 and bool(before) and min(before) > 0
+            and tail < LEARNED_FRACTION * min(head, min(before)))
 
 
 #: Steps from the run's first within which gradients that vanish may be a zero-initialised

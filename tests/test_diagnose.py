@@ -671,3 +671,24 @@ def test_layer_states_just_after_a_finite_failure_count_as_its_evidence():
     nan = origin(23, "6", "forward")
     broken = Run({}, g, (nan,), series(120), (), (window(g, 35, sat, [0, 1, 2, 35]),))
     assert Saturation().observe(broken)["low"] == 1.0
+
+
+def test_a_run_that_learned_through_its_trouble_did_not_fail():
+    """A physics-informed loss sits near 2e3 for 130 steps, its gradients grow past the
+    exploding threshold as it starts to fall, and it ends 60x lower: the transition was part
+    of training, so there is no failure and no onset. The same transition in a run whose loss
+    stays where it was, or one that ends non-finite, is trouble as before."""
+    from causal.symptoms.failure import Onset
+    from causal.views import failure_step, trouble_events
+
+    g = mlp_graph("Tanh")
+    boom = ev(130, "0", "grad", "grad_healthy", "grad_exploding", 2e3)
+    learned = [2000.0 + 10 * math.sin(i) for i in range(130)] + [
+        2000.0 * math.exp(-(i - 130) / 15) + 30 for i in range(130, 250)]
+    stalled = [2000.0 + 10 * math.sin(i) for i in range(250)]
+    for loss, events, fails in ((learned, (boom,), False), (stalled, (boom,), True),
+                                (learned, (boom, origin(240, "2", "forward")), True)):
+        run = Run({}, g, events, series(250, loss), (), ())
+        assert (failure_step(run) is not None) == fails
+        assert bool(trouble_events(run)) == fails
+        assert (Onset().observe(run)["none"] == 1.0) != fails
