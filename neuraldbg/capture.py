@@ -354,7 +354,7 @@ class StepCapture:
             self.close_step(self.dbg.step, advance=True)
 
     # ------------------------------------------------------------------ the loop API
-    def record_loss(self, loss: Any, target: torch.Tensor | None) -> None:
+    def record_loss(self, loss: Any, targets: list[torch.Tensor]) -> None:
         if not self.active:
             return
         if not self.buf.open:
@@ -374,8 +374,9 @@ class StepCapture:
             nonfinite = not math.isfinite(value)
         if nonfinite:
             self.hunt_now(b)
-        if target is not None and target.numel() and target.is_floating_point():
-            b.targets.append((moments(target), target.numel(), target))
+        for t in targets:  # their union is the step's target (several parts: RL batches)
+            if t.numel() and t.is_floating_point():
+                b.targets.append((moments(t), t.numel(), t))
 
     def _begin_step(self) -> StepBuffer:
         step = self.dbg.step

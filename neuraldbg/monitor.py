@@ -32,6 +32,7 @@ from causal.run import Run
 from causal.runfile import RunWriter
 from neuraldbg.capture import StepCapture
 from neuraldbg.schedule import Schedule, resolve
+from neuraldbg.stats import iter_tensors
 from neuraldbg.transitions import Thresholds
 from neuraldbg.units import find_units
 
@@ -215,7 +216,9 @@ class NeuralDbg:
         self._step += 1
 
     def record_loss(self, loss: Any, target: Any = None) -> None:
-        """Record the step's loss (tensor or float; no host sync) and optionally its targets."""
+        """Record the step's loss (tensor or float; no host sync) and optionally its targets: a
+        tensor, or a tuple, list or dict of them (their floating-point values are measured
+        together, as one target)."""
         if self._state != "running" or self._capture is None:
             raise MonitorStateError(
                 "record_loss() outside the monitor: call it inside `with NeuralDbg(model) as dbg:`"
@@ -232,11 +235,16 @@ class NeuralDbg:
             raise RecordError(
                 f"record_loss() needs a number or a scalar tensor, got {type(loss).__name__}"
             )
-        if target is not None and not isinstance(target, torch.Tensor):
-            raise RecordError(
-                f"record_loss(target=...) needs a tensor, got {type(target).__name__}"
-            )
-        self._capture.record_loss(loss, target)
+        targets: list[torch.Tensor] = []
+        if target is not None:
+            targets = list(iter_tensors(target))
+            if not targets:
+                raise RecordError(
+                    f"record_loss(target=...) needs a tensor, or a tuple, list or dict of them "
+                    f"(the ones the loss compares the output with), got "
+                    f"{type(target).__name__} without any tensor"
+                )
+        self._capture.record_loss(loss, targets)
 
     @property
     def run(self) -> Run:

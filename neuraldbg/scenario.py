@@ -19,6 +19,7 @@ import torch
 
 from causal.errors import NeuralDbgError
 from causal.run import Run
+from neuraldbg.stats import iter_tensors
 
 _KEYS = ("model", "optimizer", "loss_fn", "batches")
 
@@ -105,7 +106,7 @@ def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = No
             else:
                 loss.backward()
             if dbg is not None:
-                dbg.record_loss(loss, target=y if isinstance(y, torch.Tensor) else None)
+                dbg.record_loss(loss, target=y if any(True for _ in iter_tensors(y)) else None)
             if scaler is not None:
                 scaler.step(opt)
                 scaler.update()

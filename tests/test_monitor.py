@@ -320,8 +320,30 @@ def test_bad_records_fail_clearly(run_path):
             dbg.record_loss("0.5")
         with pytest.raises(RecordError, match="int"):
             dbg.step = 1.5  # type: ignore[assignment]
+        with pytest.raises(RecordError, match="tuple, list or dict of them"):
+            dbg.record_loss(torch.tensor(0.5), target=(1.0, "labels"))
         dbg.record_loss(torch.tensor(0.5))
         dbg.record_loss(torch.ones(1, 1))
+
+
+def test_targets_of_several_parts_are_measured_together(run_path):
+    """An RL or multi-task batch's targets come as a tuple or dict (returns ~ -500 next to
+    actions, integer ids): their floating-point values are measured as one target, so raw
+    returns show as a target scale; integer parts carry no scale."""
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for step, (x, y) in enumerate(batches(3)):
+            dbg.step = step
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            returns = torch.full((16,), -500.0)
+            dbg.record_loss(loss, target={"actions": y, "returns": returns,
+                                          "ids": torch.arange(16)})
+            opt.step()
+    max_abs = [v for _, v in dbg.run.series.get("target_max_abs")]
+    assert max_abs == [500.0, 500.0, 500.0]
 
 
 # ---------------------------------------------------------------- model shapes that must work
