@@ -106,7 +106,7 @@ def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = No
             else:
                 loss.backward()
             if dbg is not None:
-                dbg.record_loss(loss, target=y if any(True for _ in iter_tensors(y)) else None)
+                dbg.record_loss(loss, target=y if next(iter_tensors(y), None) is not None else None)
             if scaler is not None:
                 scaler.step(opt)
                 scaler.update()

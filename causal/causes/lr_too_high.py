@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from types import MappingProxyType
+from typing import NamedTuple
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
@@ -37,11 +38,21 @@ def _lrs(run: Run, until: int | None = None) -> dict[int, float]:
 HOT_GROUP_FACTOR = 3.0
 
 
-def _hot_group(run: Run, until: int | None) -> tuple[int, float, tuple[str, ...]] | None:
+class HotGroup(NamedTuple):
+    """A param group whose learning rate stands out: its index, lr, how many times the
+    largest other group's lr it is, and the modules it updates."""
+
+    group: int
+    lr: float
+    factor: float
+    modules: tuple[str, ...]
+
+
+def _hot_group(run: Run, until: int | None) -> HotGroup | None:
     """The param group whose learning rate is at least HOT_GROUP_FACTOR times every other
-    group's (a head trained 10x faster than its backbone), with that factor and the modules it
-    updates (as the monitor recorded them: `lr_group/<i>`); None with a single group, or
-    none that stands out."""
+    group's (a head trained 10x faster than its backbone), with the modules it updates (as the
+    monitor recorded them: `lr_group/<i>`); None with a single group, or none that stands
+    out."""
     lrs = {g: lr for g, lr in _lrs(run, until).items() if math.isfinite(lr) and lr > 0}
     if len(lrs) < 2:
         return None
@@ -49,11 +60,11 @@ def _hot_group(run: Run, until: int | None) -> tuple[int, float, tuple[str, ...]
     rest = max(lr for g, lr in lrs.items() if g != hot)
     if lrs[hot] < HOT_GROUP_FACTOR * rest:
         return None
-    members: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
     for ch in run.settings:
         if ch.key == f"lr_group/{hot}":
-            members = tuple(ch.value.split())
-    return hot, lrs[hot] / rest, members
+            modules = tuple(ch.value.split())
+    return HotGroup(hot, lrs[hot], lrs[hot] / rest, modules)
 
 
 class LrTooHigh(CauseNode):
@@ -81,20 +92,18 @@ class LrTooHigh(CauseNode):
         steps are too large, not where the gradients they cause show first."""
         stop = failure_step(run)
         hot = _hot_group(run, stop)
-        members = set(hot[2]) if hot is not None else set()
+        modules = set(hot.modules) if hot is not None else set()
 
         def in_hot(layer: str) -> bool:
             node = run.dag.node(layer)
-            return layer in members or (node is not None and node.module in members)
+            return layer in modules or (node is not None and node.module in modules)
 
-        note = (f"param group {hot[0]} has {hot[1]:.3g}x the learning rate of the others"
-                if hot is not None and members else "")
         grads = [e for e in run.events if e.to_state == "grad_exploding"
                  and (stop is None or e.step <= stop)]
-        if members and any(in_hot(e.layer_name) for e in grads):
-            grads = [e for e in grads if in_hot(e.layer_name)]
-        else:
-            note = ""
+        note = ""
+        if hot is not None and (hot_grads := [e for e in grads if in_hot(e.layer_name)]):
+            grads = hot_grads
+            note = f"param group {hot.group} has {hot.factor:.3g}x the learning rate of the others"
         if grads:
             lead, coupling = first_cause(run, grads)
             assert lead is not None
@@ -102,7 +111,7 @@ class LrTooHigh(CauseNode):
             return Localization(lead.layer_name, lead.step, chain,
                                 "; ".join(n for n in (note, coupling) if n))
         ratios = layer_series(run, LayerStat.UPDATE_RATIO, until=stop)
-        if members and any(in_hot(k) for k in ratios):
+        if hot is not None and any(in_hot(k) for k in ratios):
             ratios = {k: v for k, v in ratios.items() if in_hot(k)}
         best = max(ratios, default=None, key=lambda k: max(finite(v for _, v in ratios[k]),
                                                            default=0.0))
@@ -112,7 +121,7 @@ class LrTooHigh(CauseNode):
         lrs = _lrs(run, loc.step)
         hot = _hot_group(run, loc.step)
         if hot is not None:
-            lr = f" (lr {lrs[hot[0]]:g} on param group {hot[0]}, {hot[1]:.3g}x the others)"
+            lr = f" (lr {hot.lr:g} on param group {hot.group}, {hot.factor:.3g}x the others)"
         else:
             lr = f" (lr {lrs[0]:g})" if 0 in lrs else ""
         where = f", first visible in {loc.layer!r}" if loc.layer else ""
@@ -124,11 +133,11 @@ class LrTooHigh(CauseNode):
         out = []
         hot = _hot_group(run, loc.step)
         if hot is not None:
-            group, factor, members = hot
-            shown = ", ".join(members[:4]) + (" ..." if len(members) > 4 else "")
+            shown = ", ".join(hot.modules[:4]) + (" ..." if len(hot.modules) > 4 else "")
             modules = f" ({shown})" if shown else ""
-            out.append(f"param group {group}{modules} trains at lr {lrs[group]:g}, "
-                       f"{factor:.3g}x the other groups: lower its lr (or its multiplier) first")
+            out.append(f"param group {hot.group}{modules} trains at lr {hot.lr:g}, "
+                       f"{hot.factor:.3g}x the other groups: lower its lr (or its multiplier) "
+                       "first")
         for group, lr in sorted(lrs.items()):
             if math.isfinite(lr) and lr > 0:
                 out.append(f"lr is {lr:g} on param group {group}: try {lr / 10:g} with warmup")
