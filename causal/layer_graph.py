@@ -15,7 +15,9 @@ class LayerNode:
 
     `name` is unique in the graph; `module` is the qualified module name from
     `model.named_modules()` (they differ only for the second and later call sites of a module
-    that could not be merged without a cycle, named `module#k`).
+    that could not be merged without a cycle, named `module#k`). `weight_gain`: the scale of its
+    weight when the monitor started, rms x sqrt(fan_in) (about 0.58 under PyTorch's default
+    init, 0 when zero-initialised; None without a weight or in runs recorded before it was).
     """
 
     name: str
@@ -26,6 +28,7 @@ class LayerNode:
     order: int = -1
     ran: bool = False
     activation_kind: str = ActivationKind.OTHER
+    weight_gain: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +40,7 @@ class LayerNode:
             "order": self.order,
             "ran": self.ran,
             "activation_kind": str(self.activation_kind),
+            "weight_gain": self.weight_gain,
         }
 
     @classmethod
@@ -50,6 +54,7 @@ class LayerNode:
             order=int(d.get("order", -1)),
             ran=bool(d.get("ran", False)),
             activation_kind=str(d.get("activation_kind", ActivationKind.OTHER)),
+            weight_gain=None if d.get("weight_gain") is None else float(d["weight_gain"]),
         )
 
 

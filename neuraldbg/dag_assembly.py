@@ -68,11 +68,14 @@ def _finish(
     for name in g.nodes:
         module = module_of.get(name, name)
         unit = by_name.get(module)
+        gain: float | None = None
         if unit is not None:
             module_type, params, kind = unit.module_type, unit.param_count, str(unit.kind)
+            gain = unit.weight_gain
         elif extra is not None and name in extra:
             old = extra[name]
             module_type, params, kind = old.module_type, old.param_count, old.activation_kind
+            gain = old.weight_gain
         else:
             module_type, params, kind = "", 0, "other"
         is_ran = name in ran
@@ -86,6 +89,7 @@ def _finish(
                 order=order.get(name, -1) if is_ran else -1,
                 ran=is_ran,
                 activation_kind=kind,
+                weight_gain=gain,
             )
         )
     return _sorted_graph(method, nodes, g.edges, notes)

@@ -90,6 +90,15 @@ class NeuralDbg:
                 f"NeuralDbg needs a torch.nn.Module, got {type(model).__name__}: pass the model "
                 "itself (not its parameters, output or optimizer)"
             )
+        lazy = [n for n, p in model.named_parameters()
+                if isinstance(p, nn.parameter.UninitializedParameter)]
+        if lazy:
+            raise ConfigError(
+                f"the model has lazy modules whose parameters do not exist yet ({lazy[0]!r}"
+                f"{f' and {len(lazy) - 1} more' if len(lazy) > 1 else ''}): run one forward "
+                "pass with a dummy batch before NeuralDbg(model) (and before creating the "
+                "optimizer), as torch.nn.LazyModuleMixin asks"
+            )
         for name, v in (("threshold_vanishing", threshold_vanishing),
                         ("threshold_exploding", threshold_exploding)):
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \

@@ -552,3 +552,24 @@ def test_a_frozen_layer_fed_by_the_input_is_linked_to_the_wrapper_it_runs_inside
     g = record(model, torch.randn(4, 8))
     assert ("0.base", "0") in edges(g)  # no autograd history: linked by containment
     assert ("2.base", "2") in edges(g)  # through autograd, as before
+
+
+def test_each_layer_records_the_gain_of_its_weights_at_start() -> None:
+    """A node's `weight_gain` is its weight's rms x sqrt(fan_in) when the monitor started: about
+    0.58 under PyTorch's default init, sqrt(2) under Kaiming's for ReLU, 0 for a zero-initialised
+    layer, None for a layer without weights; the same in a graph built from a forward pass."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 64, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(8),
+                          nn.Linear(8, 256), nn.Linear(256, 4))
+    model(torch.randn(1, 3, 6, 6))  # the lazy layer gets its weights
+    nn.init.kaiming_normal_(model[4].weight, nonlinearity="relu")
+    nn.init.zeros_(model[5].weight)
+    for g in (fx(model), record(model, torch.randn(2, 3, 6, 6))):
+        assert node(g, "0").weight_gain == pytest.approx(3 ** -0.5, rel=0.1)
+        assert node(g, "3").weight_gain == pytest.approx(3 ** -0.5, rel=0.1)
+        assert node(g, "4").weight_gain == pytest.approx(2 ** 0.5, rel=0.25)
+        assert node(g, "5").weight_gain == 0.0
+        assert node(g, "1").weight_gain is None
+    lazy = nn.Sequential(nn.LazyLinear(4))
+    assert find_units(lazy)[0].weight_gain is None  # no values yet: no gain, no error
+    assert LayerGraph.from_dict(fx(model).to_dict()) == fx(model)

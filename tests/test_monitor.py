@@ -298,6 +298,8 @@ def test_bad_configuration_fails_at_construction(run_path, tmp_path):
         NeuralDbg(model, preset="turbo", path=run_path())
     with pytest.raises(ConfigError, match="GradScaler"):
         NeuralDbg(model, scaler=object(), path=run_path())
+    with pytest.raises(ConfigError, match="dummy batch"):  # lazy modules not run yet
+        NeuralDbg(nn.Sequential(nn.LazyLinear(4), nn.Linear(4, 1)), path=run_path())
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
     with pytest.raises(RunFileError, match="writable"):
