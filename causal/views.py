@@ -33,6 +33,41 @@ def layer_series(run: Run, stat: str,
     return {layer: sorted(v.items()) for layer, v in seen.items() if v}
 
 
+#: Below this weight gain (rms x sqrt(fan_in); PyTorch's default init gives about 0.58) a
+#: layer's weights start near zero (zero-initialised gates and output heads, LoRA's B, tiny
+#: embeddings).
+NEAR_ZERO_GAIN = 0.05
+
+
+def starts_near_zero(run: Run, layer: str) -> bool:
+    """Whether `layer`'s weights were near zero when the run began: then its first update is
+    most of its weight, and its first update ratio says how small they were, not how far the
+    optimizer overshot (Adam's first step is about lr per weight, whatever their scale)."""
+    node = run.dag.node(layer)
+    return node is not None and node.weight_gain is not None \
+        and node.weight_gain < NEAR_ZERO_GAIN
+
+
+#: An update-to-weight ratio from here up is high (about 1e-3 is healthy).
+HIGH_UPDATE_RATIO = 1e-2
+
+
+def update_ratios(run: Run, until: int | None = None) -> dict[str, list[tuple[int, float]]]:
+    """Per layer, the (step, |dw|/|w|) pairs measured up to step `until`, without a high first
+    update of a layer whose weights started near zero (`starts_near_zero`): small weights
+    inflate the ratio, so a high one says nothing, while a low one still says no overshoot."""
+    series = layer_series(run, LayerStat.UPDATE_RATIO, until=until)
+    first = run.series.steps[0] if run.series.steps else None
+    out = {}
+    for layer, pts in series.items():
+        if pts and pts[0][0] == first and not pts[0][1] < HIGH_UPDATE_RATIO \
+                and starts_near_zero(run, layer):
+            pts = pts[1:]
+        if pts:
+            out[layer] = pts
+    return out
+
+
 def half_dtypes(run: Run) -> set[str]:
     """The half-precision dtypes the run computed in ("float16", "bfloat16"): its autocast
     dtypes and its parameters' dtype. Empty for a float32 run."""

@@ -692,3 +692,56 @@ def test_a_run_that_learned_through_its_trouble_did_not_fail():
         assert (failure_step(run) is not None) == fails
         assert bool(trouble_events(run)) == fails
         assert (Onset().observe(run)["none"] == 1.0) != fails
+
+
+def test_the_first_update_of_weights_that_start_near_zero_is_no_overshoot():
+    """Adam's first step is about lr per weight whatever their scale: on zero-initialised or
+    tiny weights it is most of the weight, |dw|/|w| near 1. That says how small the weights
+    started (their gain, rms x sqrt(fan_in), recorded when the monitor started), not that the
+    lr is too high; the same ratio on weights of an ordinary scale does, and so do the later
+    updates of the weights that started near zero. A low first ratio is kept: small weights
+    can only inflate it."""
+    from dataclasses import replace
+
+    from causal.symptoms.layers import UpdateRatio
+    from causal.views import update_ratios
+
+    def run_with(gain: float, later: float = 1e-3, first: float = 0.9) -> Run:
+        base = mlp_graph("ReLU")
+        g = LayerGraph("fx", tuple(replace(n, weight_gain=gain if n.param_count else None)
+                                   for n in base.nodes), base.edges)
+        ratios = {(f"{2 * i}", "update_ratio"): [first, later, later] for i in range(5)}
+        return Run({}, g, (), series(3), (), (window(g, 2, ratios, [0, 1, 2]),))
+
+    def top(run: Run) -> str:
+        return max(UpdateRatio().observe(run).items(), key=lambda kv: kv[1])[0]
+
+    assert top(run_with(0.58)) == "very_high"
+    assert top(run_with(0.0)) == "normal" and top(run_with(0.01)) == "normal"
+    assert top(run_with(0.0, later=0.5)) == "very_high"
+    assert all(pts[0][0] == 1 for pts in update_ratios(run_with(0.0)).values())
+    assert all(pts[0][0] == 0 for pts in update_ratios(run_with(0.58)).values())
+    kept = update_ratios(run_with(0.0, first=1e-4, later=0.5), until=0)
+    assert kept and all(pts == [(0, 1e-4)] for pts in kept.values())
+
+
+def test_unscaled_targets_are_put_at_the_output_layer_that_has_to_produce_them():
+    """Raw inputs are read first by the network's first layer; raw targets (a load in kW next
+    to standardised features) have to be produced by its output layer, which is where the
+    diagnosis puts them, and its fixes scale the targets."""
+    from causal.causes.unscaled_inputs import UnscaledInputs
+
+    run = run_unscaled_inputs()
+    cause = UnscaledInputs()
+    assert cause.localize(run).layer == "0"
+    targets_only = Run({}, run.dag, run.events,
+                       series(20, [*run.series.columns["loss"]], inp=[3.0] * 20, tgt=[5e4] * 20),
+                       run.settings, run.windows)
+    loc = cause.localize(targets_only)
+    assert loc.layer == "8" and loc.step == 0
+    assert "Targets are not normalised" in cause.describe(targets_only, loc)
+    assert "targets" in cause.fixes(targets_only, loc)[0]
+    # a root with parameters of its own (a log-std) ends the graph: the layer feeding it
+    root = LayerNode("", "", "Policy", 1, 9, 9, True)
+    with_root = Run({}, mlp_graph("ReLU", extra=(root,)), (), targets_only.series, (), ())
+    assert cause.localize(with_root).layer == "8"

@@ -17,8 +17,8 @@ from typing import NamedTuple
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.localize import first_cause
-from causal.run import LayerStat, Run
-from causal.views import failure_step, finite, layer_series
+from causal.run import Run
+from causal.views import failure_step, finite, update_ratios
 
 
 def _lrs(run: Run, until: int | None = None) -> dict[int, float]:
@@ -110,7 +110,7 @@ class LrTooHigh(CauseNode):
             chain = (lead, *(e for e in grads if e.step == lead.step and e is not lead))
             return Localization(lead.layer_name, lead.step, chain,
                                 "; ".join(n for n in (note, coupling) if n))
-        ratios = layer_series(run, LayerStat.UPDATE_RATIO, until=stop)
+        ratios = update_ratios(run, until=stop)
         if hot is not None and any(in_hot(k) for k in ratios):
             ratios = {k: v for k, v in ratios.items() if in_hot(k)}
         best = max(ratios, default=None, key=lambda k: max(finite(v for _, v in ratios[k]),

@@ -33,19 +33,59 @@ class UnscaledInputs(CauseNode):
     })
 
     def localize(self, run: Run) -> Localization:
-        """The first layer that reads the inputs (a source of the layer DAG), at step 0."""
-        sources = [n for n in run.dag.forward_order() if not run.dag.predecessors(n)
-                   and (node := run.dag.node(n)) is not None and node.ran]
+        """The first layer that reads the inputs (a source of the layer DAG), at step 0; when
+        only the targets are unscaled, the output layer that has to produce their scale (a
+        sink of the layer DAG with weights)."""
+        dag = run.dag
+        ran = [n for n in dag.forward_order() if (node := dag.node(n)) is not None and node.ran]
         first = run.series.steps[0] if run.series.steps else 0
+        if _side(run) == "targets":
+            # a root with parameters of its own (a policy's log-std) ends the forward after
+            # its children: the layers that feed it are the ones that predict
+            sinks = [n for n in ran if not dag.successors(n)]
+            if sinks == [""] and (feeding := [n for n in ran if n in dag.predecessors("")]):
+                sinks = feeding
+            weighted = [n for n in sinks if (node := dag.node(n)) and node.param_count > 0]
+            if weighted or sinks:
+                return Localization((weighted or sinks)[-1], first, (),
+                                    "the inputs are in scale, the targets are not")
+        sources = [n for n in ran if not dag.predecessors(n)]
         return Localization(sources[0] if sources else None, first, ())
 
     def describe(self, run: Run, loc: Localization) -> str:
         x = max(finite(v for _, v in run.series.get("input_max_abs")[:5]), default=None)
         y = max(finite(v for _, v in run.series.get("target_max_abs")[:5]), default=None)
         facts = ", ".join(f"max|{n}| {v:.3g}" for n, v in (("x", x), ("y", y)) if v is not None)
+        if _side(run) == "targets":
+            where = f" that {layer_label(run, loc.layer)} has to produce" if loc.layer else ""
+            return f"Targets are not normalised ({facts}){where}"
         where = f" into {layer_label(run, loc.layer)}" if loc.layer else ""
         return f"Inputs or targets are not normalised ({facts}){where}"
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
-        return ["standardise the features: (x - mean) / std computed on the training set",
-                "scale the targets too (and invert the scaling at prediction time)"]
+        features = "standardise the features: (x - mean) / std computed on the training set"
+        targets = "scale the targets too (and invert the scaling at prediction time)"
+        if _side(run) == "targets":
+            return ["standardise the targets: (y - mean) / std on the training set, and invert "
+                    "it at prediction time (or predict log(y) for positive, skewed targets)",
+                    "or give the output layer a bias initialised at the targets' mean and scale"]
+        return [features, targets]
+
+
+#: Data of magnitude from here up is not standardised (`input_scale` calls it large); below
+#: `_IN_SCALE` it is (standardised features sit within a few units).
+_LARGE = 50.0
+_IN_SCALE = 10.0
+
+
+def _start_median(run: Run, column: str) -> float:
+    """The median of `column` over the run's first 5 steps (0.0 when not recorded)."""
+    steps = set(run.series.steps[:5])
+    vals = sorted(finite(v for s, v in run.series.get(column) if s in steps))
+    return vals[len(vals) // 2] if vals else 0.0
+
+
+def _side(run: Run) -> str:
+    """"targets" when the inputs are in scale and only the targets are not, else "inputs"."""
+    x, y = _start_median(run, "input_max_abs"), _start_median(run, "target_max_abs")
+    return "targets" if x < _IN_SCALE and y >= _LARGE else "inputs"

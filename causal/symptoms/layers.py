@@ -11,6 +11,7 @@ from types import MappingProxyType
 from causal.run import ActivationKind, LayerStat, Run
 from causal.symptom import Symptom
 from causal.views import (
+    HIGH_UPDATE_RATIO,
     failure_step,
     layer_series,
     main_path_layers,
@@ -19,6 +20,7 @@ from causal.views import (
     start_stds,
     state_window_end,
     trouble_events,
+    update_ratios,
 )
 
 
@@ -196,7 +198,8 @@ class InitDepthTrend(Symptom):
 
 class UpdateRatio(Symptom):
     """Update-to-weight ratio |dw|/|w| of the layers with weights: about 1e-3 is healthy;
-    far above it the optimizer overshoots."""
+    far above it the optimizer overshoots. The first update of a layer that starts near zero
+    is left out (`starts_near_zero`)."""
 
     name = "update_ratio"
     states = ("normal", "high", "very_high")
@@ -204,7 +207,7 @@ class UpdateRatio(Symptom):
     leak = MappingProxyType({"normal": 0.9, "high": 0.08, "very_high": 0.02})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        series = layer_series(run, LayerStat.UPDATE_RATIO, until=failure_step(run))
+        series = update_ratios(run, until=failure_step(run))
         by_step: dict[int, list[float]] = {}
         for pts in series.values():
             for step, v in pts:
@@ -213,4 +216,4 @@ class UpdateRatio(Symptom):
         if not by_step:
             return _uniform(self.states)
         peak = max(statistics.median(v) for v in by_step.values())
-        return self.graded(peak, ((1e-2, "high"), (1e-1, "very_high")), "normal")
+        return self.graded(peak, ((HIGH_UPDATE_RATIO, "high"), (1e-1, "very_high")), "normal")
