@@ -1,4 +1,5 @@
-"""Cause versus effect on the layer DAG, for transitions that happen together.
+"""Where on the layer DAG: cause versus effect for transitions that happen together, and the
+layers at the ends of the graph (the ones that read the inputs, the ones that predict).
 
 When several connected layers change regime in the same step, the origin is decided from the
 graph and the signal's direction: activations flow forward, so the most upstream layer is the
@@ -56,3 +57,26 @@ def first_cause(run: Run, events: Sequence[Event]) -> tuple[Event | None, str]:
     note = (f"{where} coupling at step {step}: {lead.layer_name} is the cause, {shown} "
             f"{verb} ({direction})")
     return lead, note
+
+
+def input_layer(run: Run) -> str | None:
+    """The first layer that reads the inputs: the first source of the layer DAG that ran."""
+    dag = run.dag
+    for n in dag.forward_order():
+        if (node := dag.node(n)) is not None and node.ran and not dag.predecessors(n):
+            return n
+    return None
+
+
+def output_layer(run: Run) -> str | None:
+    """The layer whose output the loss compares with the targets: the last sink of the layer
+    DAG that ran, preferring one with weights. A root with parameters of its own (a policy's
+    log-std) ends the forward after its children: then the layers that feed it predict."""
+    dag = run.dag
+    ran = [n for n in dag.forward_order() if (node := dag.node(n)) is not None and node.ran]
+    sinks = [n for n in ran if not dag.successors(n)]
+    if sinks == [""] and (feeding := [n for n in ran if n in dag.predecessors("")]):
+        sinks = feeding
+    weighted = [n for n in sinks if (node := dag.node(n)) is not None and node.param_count > 0]
+    chosen = weighted or sinks
+    return chosen[-1] if chosen else None

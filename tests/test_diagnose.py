@@ -745,3 +745,23 @@ def test_unscaled_targets_are_put_at_the_output_layer_that_has_to_produce_them()
     root = LayerNode("", "", "Policy", 1, 9, 9, True)
     with_root = Run({}, mlp_graph("ReLU", extra=(root,)), (), targets_only.series, (), ())
     assert cause.localize(with_root).layer == "8"
+
+
+def test_a_batch_whose_targets_alone_are_corrupt_is_put_at_the_output_layer():
+    """A sentinel (1e10 for "unknown flow") left in one batch's targets reaches the model
+    through the loss, which compares them with the output layer's values: the diagnosis puts
+    it there and says to inspect the targets; corrupt inputs stay at `<input>`."""
+    from causal.causes.data_outlier import DataOutlier
+
+    run = run_data_outlier()
+    cause = DataOutlier()
+    assert cause.localize(run).layer == INPUT
+    tgt = [2.0 + 0.1 * (i % 3) for i in range(120)]
+    tgt[90] = 1e10
+    targets = Run({}, run.dag, run.events,
+                  series(120, [*run.series.columns["loss"]], inp=[3.0] * 120, tgt=tgt),
+                  run.settings, run.windows)
+    loc = cause.localize(targets)
+    assert (loc.layer, loc.step) == ("8", 90)
+    assert "target batch at step 90" in cause.describe(targets, loc)
+    assert "targets of step 90" in cause.fixes(targets, loc)[0]

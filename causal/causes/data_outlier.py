@@ -14,7 +14,8 @@ from types import MappingProxyType
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
-from causal.run import INPUT, Run
+from causal.localize import output_layer
+from causal.run import INPUT, Event, Run
 from causal.views import failure_step, robust_z
 
 
@@ -38,14 +39,16 @@ class DataOutlier(CauseNode):
 
     def localize(self, run: Run) -> Localization:
         """The step of the offending batch: the first non-finite input, else the largest
-        robust outlier of max|x| (or max|y|)."""
+        robust outlier of max|x| (or max|y|). At `<input>`, or, when only its targets are bad
+        (the inputs of that step are finite and ordinary), at the output layer the loss
+        compares with them."""
         for column in ("input_nonfinite", "target_nonfinite"):
             bad = [s for s, v in run.series.get(column) if v]
             if bad:
                 chain = tuple(e for e in run.events if e.layer_name == INPUT and e.step == bad[0])
-                return Localization(INPUT, bad[0], chain)
+                return _placed(run, column.startswith("target"), bad[0], chain)
         stop = failure_step(run)
-        best: tuple[float, int] | None = None
+        best: tuple[float, int, bool] | None = None
         for column in ("input_max_abs", "target_max_abs"):
             pts = [(s, v) for s, v in run.series.get(column) if math.isfinite(v) and v > 0
                    and (stop is None or s <= stop + 1)]
@@ -54,16 +57,46 @@ class DataOutlier(CauseNode):
             z = robust_z([math.log10(v) for _, v in pts])
             k = max(range(len(z)), key=z.__getitem__)
             if best is None or z[k] > best[0]:
-                best = (z[k], pts[k][0])
+                best = (z[k], pts[k][0], column.startswith("target"))
         step = best[1] if best is not None else stop
         chain = tuple(e for e in run.events if step is not None and step <= e.step <= step + 1)
-        return Localization(INPUT, step, chain[:6])
+        return _placed(run, best is not None and best[2], step, chain[:6])
 
     def describe(self, run: Run, loc: Localization) -> str:
-        return f"A corrupt or extreme input batch at step {loc.step} broke a calm run"
+        what = "target" if loc.layer != INPUT else "input"
+        where = f" (the loss compares {loc.layer!r} with them)" if loc.layer != INPUT else ""
+        return f"A corrupt or extreme {what} batch at step {loc.step} broke a calm run{where}"
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
-        return [f"inspect the batch of step {loc.step}: filter non-finite or extreme samples "
-                "(torch.isfinite(x).all(), a max|x| bound) before the forward pass",
+        if loc.layer != INPUT:
+            first = (f"inspect the targets of step {loc.step}: mask or drop non-finite, sentinel "
+                     "(1e10, -999) or out-of-range labels before the loss")
+        else:
+            first = (f"inspect the batch of step {loc.step}: filter non-finite or extreme samples "
+                     "(torch.isfinite(x).all(), a max|x| bound) before the forward pass")
+        return [first,
                 "clip gradients (clip_grad_norm_) and use a robust loss (Huber/SmoothL1) so one "
                 "batch cannot wreck the weights"]
+
+
+def _placed(run: Run, in_targets: bool, step: int | None, chain: tuple[Event, ...]
+            ) -> Localization:
+    """At `<input>`, unless only the targets of step `step` are bad: then at the output layer."""
+    if in_targets and step is not None and _inputs_ordinary(run, step):
+        out = output_layer(run)
+        if out is not None:
+            return Localization(out, step, chain, "the inputs of that step are ordinary, its "
+                                                  "targets are not")
+    return Localization(INPUT, step, chain)
+
+
+def _inputs_ordinary(run: Run, step: int) -> bool:
+    """The inputs of `step` are finite and within 10x of the run's median max|x|."""
+    if any(s == step and v for s, v in run.series.get("input_nonfinite")):
+        return False
+    pts = [v for _, v in run.series.get("input_max_abs") if math.isfinite(v)]
+    at = [v for s, v in run.series.get("input_max_abs") if s == step]
+    if not at or not pts:
+        return not at  # no input recorded at that step (only targets): nothing says otherwise
+    median = sorted(pts)[len(pts) // 2]
+    return math.isfinite(at[0]) and at[0] <= 10.0 * max(median, 1e-12)

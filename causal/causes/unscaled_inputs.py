@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
+from causal.localize import input_layer, output_layer
 from causal.run import Run
 from causal.views import finite, layer_label
 
@@ -36,21 +37,10 @@ class UnscaledInputs(CauseNode):
         """The first layer that reads the inputs (a source of the layer DAG), at step 0; when
         only the targets are unscaled, the output layer that has to produce their scale (a
         sink of the layer DAG with weights)."""
-        dag = run.dag
-        ran = [n for n in dag.forward_order() if (node := dag.node(n)) is not None and node.ran]
         first = run.series.steps[0] if run.series.steps else 0
-        if _side(run) == "targets":
-            # a root with parameters of its own (a policy's log-std) ends the forward after
-            # its children: the layers that feed it are the ones that predict
-            sinks = [n for n in ran if not dag.successors(n)]
-            if sinks == [""] and (feeding := [n for n in ran if n in dag.predecessors("")]):
-                sinks = feeding
-            weighted = [n for n in sinks if (node := dag.node(n)) and node.param_count > 0]
-            if weighted or sinks:
-                return Localization((weighted or sinks)[-1], first, (),
-                                    "the inputs are in scale, the targets are not")
-        sources = [n for n in ran if not dag.predecessors(n)]
-        return Localization(sources[0] if sources else None, first, ())
+        if _side(run) == "targets" and (out := output_layer(run)) is not None:
+            return Localization(out, first, (), "the inputs are in scale, the targets are not")
+        return Localization(input_layer(run), first, ())
 
     def describe(self, run: Run, loc: Localization) -> str:
         x = max(finite(v for _, v in run.series.get("input_max_abs")[:5]), default=None)
