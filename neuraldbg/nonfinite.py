@@ -58,8 +58,10 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
             torch.stack([torch.isnan(x).any().float().to(dev) for x in parts]).amax()]))
         inputs = e.float_inputs
         if inputs:
-            g.add(f"i{k}", torch.stack([(~torch.isfinite(x.detach())).sum().float().to(dev)
-                                        for x in inputs]).sum())
+            g.add(f"i{k}", torch.stack([_input_stats(x.detach()).to(dev) for x in inputs]
+                                       ).sum(0))  # one sum, but the max is each one's max
+            g.add(f"m{k}", torch.stack([_finite_max_abs(x.detach()).to(dev) for x in inputs]
+                                       ).amax().reshape(1))
     host = g.fetch()  # the second sync of this step; only on the step a value turns non-finite
     for k, e in enumerate(stash):
         if f"f{k}" in host:
@@ -89,6 +91,7 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
                     break
                 j = _enclosing(stash, k)
         unit = cap.units[e.unit] if e.unit >= 0 else None
+        scale = _input_scale(host, k)
         rerun = None
         if b.amp == "float16" and inputs_finite and e.args:
             rerun = rerun_in_float32(e.module, e.args)  # overflow, or unsafe in any precision?
@@ -98,8 +101,33 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
                                 exact=True, count_exact=exact, first_seen_in=inner,
                                 replayed=b.replayed or None,
                                 fp32_finite=None if rerun is None else rerun.finite,
-                                fp32_max_abs=None if rerun is None else rerun.max_abs)
+                                fp32_max_abs=None if rerun is None else rerun.max_abs,
+                                **scale)
     return None
+
+
+def _input_stats(x: torch.Tensor) -> torch.Tensor:
+    """[non-finite count, exact-zero count, element count] of one input tensor."""
+    return torch.stack([(~torch.isfinite(x)).sum().float(), (x == 0).sum().float(),
+                        torch.tensor(float(x.numel()), device=x.device)])
+
+
+def _finite_max_abs(x: torch.Tensor) -> torch.Tensor:
+    """The largest |value| among the finite values of `x` (0 when there are none)."""
+    if x.numel() == 0:
+        return torch.zeros((), device=x.device)
+    a = x.abs().float()
+    return torch.where(torch.isfinite(a), a, torch.zeros((), device=x.device)).amax()
+
+
+def _input_scale(host: dict[str, list[float]], k: int) -> dict[str, float]:
+    """How large and how degenerate the inputs of the module where a value was born were: an
+    overflow follows from large inputs (an exp of 100), 0/0 or sqrt(0) from exact zeros."""
+    if f"i{k}" not in host or f"m{k}" not in host:
+        return {}
+    _, zeros, n = host[f"i{k}"]
+    return {"input_max_abs": host[f"m{k}"][0],
+            "input_zero_frac": zeros / n if n else 0.0}
 
 
 def _loss_inputs(cap: StepCapture, b: StepBuffer) -> dict[str, Any]:

@@ -103,6 +103,48 @@ def test_inf_born_before_nan_is_reported_as_inf(run_path):
     assert (ev.step, ev.layer_name, ev.to_state) == (0, "1", "inf")
 
 
+def test_a_forward_born_value_says_how_large_and_how_degenerate_its_inputs_were(run_path):
+    """An overflow follows from large inputs (exp of 100), 0/0 or sqrt(0) from exact zeros:
+    the origin records the largest finite |input| of the module where the value was born and
+    the share of its input values that were exactly zero."""
+
+    class ExpAfter(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.on = False
+
+        def forward(self, x):
+            return torch.exp(x * 100.0) if self.on else x
+
+    class UnitNorm(nn.Module):
+        def forward(self, x):
+            return x / x.norm(dim=-1, keepdim=True)  # 0/0 on an all-zero row
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), ExpAfter(), nn.Linear(8, 1))
+
+    def switch(step, x, y):
+        model[1].on = step >= 2
+        return x, y
+
+    ev = train(model, 4, run_path(), make_batch=switch).first_nonfinite
+    assert (ev.step, ev.layer_name, ev.to_state) == (2, "1", "inf")
+    assert ev.metadata["input_max_abs"] > 0.5 and ev.metadata["input_zero_frac"] == 0.0
+
+    model = nn.Sequential(nn.Linear(8, 8, bias=False), UnitNorm(), nn.Linear(8, 1))
+
+    def zero_rows(step, x, y):
+        if step == 3:
+            x = x.clone()
+            x[:4] = 0.0  # padding rows: the bias-free Linear keeps them at zero
+        return x, y
+
+    ev = train(model, 5, run_path(), make_batch=zero_rows).first_nonfinite
+    assert (ev.step, ev.layer_name, ev.to_state) == (3, "1", "nan")
+    assert ev.metadata["input_zero_frac"] == pytest.approx(0.25)
+    assert 0.0 < ev.metadata["input_max_abs"] < 100.0
+
+
 def test_input_born(run_path):
     def poison(step, x, y):
         if step == 5:
