@@ -765,3 +765,22 @@ def test_a_batch_whose_targets_alone_are_corrupt_is_put_at_the_output_layer():
     assert (loc.layer, loc.step) == ("8", 90)
     assert "target batch at step 90" in cause.describe(targets, loc)
     assert "targets of step 90" in cause.fixes(targets, loc)[0]
+
+
+def test_a_half_precision_overflow_born_in_the_loss_is_put_at_the_output_it_summed():
+    """A soft-Dice loss that sums a whole batch of float16 probabilities passes 65504 in the
+    loss, not in a layer: the overflow is put at the output layer whose values the loss summed
+    (not at the layer with the least headroom), and the fix is to compute the loss in float32."""
+    from causal.causes.fp16_overflow import Fp16Overflow
+
+    base = run_fp16_overflow()
+    born = Event(60, LOSS, "nonfinite_origin", "finite", "nan", 1.0,
+                 {"direction": "loss", "exact": True, "loss_half_ops": ["Mul", "Sum", "View"]})
+    run = Run(base.meta, base.dag, (born,), base.series, base.settings, base.windows)
+    cause = Fp16Overflow()
+    loc = cause.localize(run)
+    assert (loc.layer, loc.step) == ("8", 60)
+    assert "in the loss on '8'" in cause.describe(run, loc) and "Sum" in loc.note
+    assert "loss in float32" in cause.fixes(run, loc)[0]
+    assert max(posteriors(run), key=posteriors(run).get) == "fp16_overflow"
+    assert cause.localize(base).layer == "4"  # born in a layer's forward: that layer

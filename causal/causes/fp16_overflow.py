@@ -14,7 +14,9 @@ from types import MappingProxyType
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
-from causal.run import LayerStat, Run
+from causal.localize import output_layer
+from causal.run import Event, LayerStat, Run
+from causal.symptoms.data import OVERFLOW_OPS
 from causal.views import (
     failure_step,
     finite,
@@ -38,10 +40,16 @@ class Fp16Overflow(CauseNode):
     })
 
     def localize(self, run: Run) -> Localization:
-        """The first inf born in the forward pass, else the layer with the least headroom."""
+        """The first inf born in the forward pass; for one born in a loss that summed or
+        exponentiated in half precision, the output layer whose values it did that to; else
+        the layer with the least headroom."""
         origin = first_origin(run)
         if origin is not None and origin.metadata.get("direction") == "forward":
             return Localization(origin.layer_name, origin.step, (origin,))
+        if origin is not None and (ops := _half_loss_ops(origin)):
+            out = origin.metadata.get("output_layer") or output_layer(run)
+            return Localization(str(out) if out else None, origin.step, (origin,),
+                                f"the loss ran {', '.join(ops)} in float16")
         heads = layer_series(run, LayerStat.ACT_HEADROOM, until=failure_step(run))
         order = forward_order(run)
         best = min(heads, default=None, key=lambda k: (
@@ -50,6 +58,11 @@ class Fp16Overflow(CauseNode):
                             (origin,) if origin else ())
 
     def describe(self, run: Run, loc: Localization) -> str:
+        origin = first_origin(run)
+        if origin is not None and (ops := _half_loss_ops(origin)):
+            on = f" on {layer_label(run, loc.layer)}'s output" if loc.layer else ""
+            return (f"Half-precision overflow in the loss{on}: it ran {', '.join(ops)} in "
+                    "float16 and passed the fp16 maximum (65504)")
         where = f" in {layer_label(run, loc.layer)}" if loc.layer else ""
         text = f"Half-precision overflow{where}: values passed the fp16 maximum (65504)"
         origin = first_origin(run)
@@ -59,6 +72,11 @@ class Fp16Overflow(CauseNode):
         return text
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
+        origin = first_origin(run)
+        if origin is not None and _half_loss_ops(origin):
+            return ["compute the loss in float32: loss_fn(output.float(), target), or the loss "
+                    "outside autocast (autocast(enabled=False))",
+                    "run under bfloat16 autocast instead of float16 (same range as fp32)"]
         out = [f"keep {loc.layer!r} in float32 (autocast(enabled=False) around it, inputs "
                ".float())" if loc.layer else "keep the overflowing op in float32",
                "run under bfloat16 autocast instead of float16 (same range as fp32)"]
@@ -69,3 +87,11 @@ class Fp16Overflow(CauseNode):
         elif not run.series.get("scaler_scale"):
             out.append("use torch.amp.GradScaler with float16 autocast (none was passed)")
         return out
+
+
+def _half_loss_ops(origin: Event) -> list[str]:
+    """The overflow-prone ops (sums, exponentials, products) a loss ran in half precision when
+    the first non-finite value was born in it; empty otherwise."""
+    if origin.metadata.get("direction") != "loss":
+        return []
+    return sorted(OVERFLOW_OPS & set(origin.metadata.get("loss_half_ops") or ()))
