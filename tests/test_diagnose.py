@@ -784,3 +784,30 @@ def test_a_half_precision_overflow_born_in_the_loss_is_put_at_the_output_it_summ
     assert "loss in float32" in cause.fixes(run, loc)[0]
     assert max(posteriors(run), key=posteriors(run).get) == "fp16_overflow"
     assert cause.localize(base).layer == "4"  # born in a layer's forward: that layer
+
+
+def test_an_init_that_zeroes_most_layers_is_put_at_the_first_of_them():
+    """An init meant to zero the output projections that zeroes every Linear leaves layers
+    that output zeros and pass no gradient back: the bad init is put at the first zeroed layer
+    (from the weight gains recorded at start) and says so. A few zero-initialised layers (a
+    head, a residual gate) are a design and leave the depth-trend localization alone."""
+    from dataclasses import replace
+
+    from causal.causes.bad_init import BadInit
+
+    base = run_bad_init()
+    cause = BadInit()
+
+    def with_gains(gains: dict[str, float]) -> Run:
+        g = LayerGraph("fx", tuple(replace(n, weight_gain=gains.get(n.name, 0.58))
+                                   if n.param_count else n for n in base.dag.nodes),
+                       base.dag.edges)
+        return Run(base.meta, g, base.events, base.series, base.settings, base.windows)
+
+    zeroed = with_gains({"2": 0.0, "4": 0.0, "6": 0.0})
+    loc = cause.localize(zeroed)
+    assert loc.layer == "2" and "3 of 5" in loc.note
+    assert "start at exactly zero" in cause.describe(zeroed, loc)
+    assert "instead of zeros" in cause.fixes(zeroed, loc)[0]
+    one_head = with_gains({"8": 0.0})
+    assert cause.localize(one_head).layer == cause.localize(base).layer

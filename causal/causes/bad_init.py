@@ -44,6 +44,10 @@ class BadInit(CauseNode):
         time-step embedding's projection into each block) neither starts nor breaks it, and a
         single layer that is off in an otherwise ordinary network is a stretch of its own."""
         first, std = start_stds(run)
+        zero, weighted = _zero_init(run)
+        if zero:  # most weights start at exactly zero: nothing flows, whatever the scales say
+            return Localization(zero[0], first, (),
+                                f"{len(zero)} of {weighted} layers with weights start at zero")
         layers = _own_scale(param_layers(run), std)
         if not layers:
             return Localization(None, 0)
@@ -68,6 +72,12 @@ class BadInit(CauseNode):
         return Localization(origin, first, ())
 
     def describe(self, run: Run, loc: Localization) -> str:
+        zero, weighted = _zero_init(run)
+        if zero:
+            return (f"Bad initialisation: {len(zero)} of {weighted} layers with weights start at "
+                    f"exactly zero, from {layer_label(run, zero[0])} on; a layer of zero weights "
+                    "outputs zeros and passes no gradient to the layers before it, so they do "
+                    "not learn")
         if loc.layer and loc.evidence:  # localized where the growth overflowed
             calls = sum(1 for n in run.dag.nodes if n.module == loc.layer)
             over = f" (called {calls} times in each forward pass)" if calls > 1 else ""
@@ -82,8 +92,26 @@ class BadInit(CauseNode):
         types = {n.module_type for n in run.dag.nodes}
         relu = bool(types & {"ReLU", "LeakyReLU", "GELU", "SiLU"})
         init = "kaiming_uniform_ (nonlinearity='relu')" if relu else "xavier_uniform_"
+        if _zero_init(run)[0]:
+            return [f"initialise those weights (torch.nn.init.{init}, or normal_(0, 0.02) in a "
+                    "transformer) instead of zeros",
+                    "zero only what is meant to start as an identity or a no-op (the last "
+                    "projection of a residual branch, LoRA's B), never a whole path"]
         return [f"re-initialise the weights with torch.nn.init.{init}",
                 "or add normalisation (LayerNorm/BatchNorm) between layers"]
+
+
+def _zero_init(run: Run) -> tuple[list[str], int]:
+    """(the layers whose weights started at exactly zero, in forward order; how many layers
+    have weights) when those are at least two and at least half of them, else ([], count).
+    A few zero-initialised layers (output heads, residual gates, LoRA's B) are a design."""
+    weighted = [n for n in run.dag.forward_order() if (node := run.dag.node(n)) is not None
+                and node.weight_gain is not None]
+    zero = [n for n in weighted if (node := run.dag.node(n)) is not None
+            and node.weight_gain == 0.0]
+    if len(zero) >= 2 and 2 * len(zero) >= len(weighted):
+        return zero, len(weighted)
+    return [], len(weighted)
 
 
 def _steepest_stretch(steps: list[tuple[str, float]]) -> str | None:
