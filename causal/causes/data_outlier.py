@@ -63,12 +63,13 @@ class DataOutlier(CauseNode):
         return _placed(run, best is not None and best[2], step, chain[:6])
 
     def describe(self, run: Run, loc: Localization) -> str:
-        what = "target" if loc.layer != INPUT else "input"
-        where = f" (the loss compares {loc.layer!r} with them)" if loc.layer != INPUT else ""
-        return f"A corrupt or extreme {what} batch at step {loc.step} broke a calm run{where}"
+        if _in_targets(loc):
+            return (f"A corrupt or extreme target batch at step {loc.step} broke a calm run "
+                    f"(the loss compares {loc.layer!r} with them)")
+        return f"A corrupt or extreme input batch at step {loc.step} broke a calm run"
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
-        if loc.layer != INPUT:
+        if _in_targets(loc):
             first = (f"inspect the targets of step {loc.step}: mask or drop non-finite, sentinel "
                      "(1e10, -999) or out-of-range labels before the loss")
         else:
@@ -77,6 +78,11 @@ class DataOutlier(CauseNode):
         return [first,
                 "clip gradients (clip_grad_norm_) and use a robust loss (Huber/SmoothL1) so one "
                 "batch cannot wreck the weights"]
+
+
+def _in_targets(loc: Localization) -> bool:
+    """Whether `localize` put the batch at the output layer (only its targets were bad)."""
+    return loc.layer is not None and loc.layer != INPUT
 
 
 def _placed(run: Run, in_targets: bool, step: int | None, chain: tuple[Event, ...]

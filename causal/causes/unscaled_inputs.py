@@ -53,13 +53,12 @@ class UnscaledInputs(CauseNode):
         return f"Inputs or targets are not normalised ({facts}){where}"
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
-        features = "standardise the features: (x - mean) / std computed on the training set"
-        targets = "scale the targets too (and invert the scaling at prediction time)"
         if _side(run) == "targets":
             return ["standardise the targets: (y - mean) / std on the training set, and invert "
                     "it at prediction time (or predict log(y) for positive, skewed targets)",
                     "or give the output layer a bias initialised at the targets' mean and scale"]
-        return [features, targets]
+        return ["standardise the features: (x - mean) / std computed on the training set",
+                "scale the targets too (and invert the scaling at prediction time)"]
 
 
 #: Data of magnitude from here up is not standardised (`input_scale` calls it large); below
