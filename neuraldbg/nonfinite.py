@@ -107,9 +107,15 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
 
 
 def _input_stats(x: torch.Tensor) -> torch.Tensor:
-    """[non-finite count, exact-zero count, element count] of one input tensor."""
-    return torch.stack([(~torch.isfinite(x)).sum().float(), (x == 0).sum().float(),
-                        torch.tensor(float(x.numel()), device=x.device)])
+    """[non-finite count, exact-zero count, element count, all-zero rows, rows] of one input
+    tensor, a row being a vector along its last dimension (a padding token's features, an
+    empty capsule: where a norm or a mean over it is 0 / 0)."""
+    zero = x == 0
+    rows = zero.reshape(-1, x.shape[-1]) if x.dim() and x.shape[-1] else zero.reshape(-1, 1)
+    return torch.stack([(~torch.isfinite(x)).sum().float(), zero.sum().float(),
+                        torch.tensor(float(x.numel()), device=x.device),
+                        rows.all(-1).sum().float(),
+                        torch.tensor(float(rows.shape[0]), device=x.device)])
 
 
 def _finite_max_abs(x: torch.Tensor) -> torch.Tensor:
@@ -122,12 +128,14 @@ def _finite_max_abs(x: torch.Tensor) -> torch.Tensor:
 
 def _input_scale(host: dict[str, list[float]], k: int) -> dict[str, float]:
     """How large and how degenerate the inputs of the module where a value was born were: an
-    overflow follows from large inputs (an exp of 100), 0/0 or sqrt(0) from exact zeros."""
+    overflow follows from large inputs (an exp of 100), 0/0 or sqrt(0) from exact zeros, and
+    most of all from vectors that are zero as a whole (`input_zero_rows`, the share of them)."""
     if f"i{k}" not in host or f"m{k}" not in host:
         return {}
-    _, zeros, n = host[f"i{k}"]
+    _, zeros, n, zero_rows, rows = host[f"i{k}"]
     return {"input_max_abs": host[f"m{k}"][0],
-            "input_zero_frac": zeros / n if n else 0.0}
+            "input_zero_frac": zeros / n if n else 0.0,
+            "input_zero_rows": zero_rows / rows if rows else 0.0}
 
 
 def _loss_inputs(cap: StepCapture, b: StepBuffer) -> dict[str, Any]:

@@ -105,8 +105,9 @@ def test_inf_born_before_nan_is_reported_as_inf(run_path):
 
 def test_a_forward_born_value_says_how_large_and_how_degenerate_its_inputs_were(run_path):
     """An overflow follows from large inputs (exp of 100), 0/0 or sqrt(0) from exact zeros:
-    the origin records the largest finite |input| of the module where the value was born and
-    the share of its input values that were exactly zero."""
+    the origin records the largest finite |input| of the module where the value was born, the
+    share of its input values that were exactly zero, and the share of its input vectors
+    (along the last dimension) that were zero as a whole."""
 
     class ExpAfter(nn.Module):
         def __init__(self) -> None:
@@ -130,6 +131,7 @@ def test_a_forward_born_value_says_how_large_and_how_degenerate_its_inputs_were(
     ev = train(model, 4, run_path(), make_batch=switch).first_nonfinite
     assert (ev.step, ev.layer_name, ev.to_state) == (2, "1", "inf")
     assert ev.metadata["input_max_abs"] > 0.5 and ev.metadata["input_zero_frac"] == 0.0
+    assert ev.metadata["input_zero_rows"] == 0.0
 
     model = nn.Sequential(nn.Linear(8, 8, bias=False), UnitNorm(), nn.Linear(8, 1))
 
@@ -142,6 +144,7 @@ def test_a_forward_born_value_says_how_large_and_how_degenerate_its_inputs_were(
     ev = train(model, 5, run_path(), make_batch=zero_rows).first_nonfinite
     assert (ev.step, ev.layer_name, ev.to_state) == (3, "1", "nan")
     assert ev.metadata["input_zero_frac"] == pytest.approx(0.25)
+    assert ev.metadata["input_zero_rows"] == pytest.approx(0.25)  # 4 of 16 rows, whole
     assert 0.0 < ev.metadata["input_max_abs"] < 100.0
 
 
