@@ -60,8 +60,9 @@ def update_ratios(run: Run, until: int | None = None) -> dict[str, list[tuple[in
     first = run.series.steps[0] if run.series.steps else None
     out = {}
     for layer, pts in series.items():
-        if pts and pts[0][0] == first and not pts[0][1] < HIGH_UPDATE_RATIO \
-                and starts_near_zero(run, layer):
+        # a NaN first ratio says nothing either: only a ratio known to be low is kept
+        low = bool(pts) and pts[0][1] < HIGH_UPDATE_RATIO
+        if pts and pts[0][0] == first and not low and starts_near_zero(run, layer):
             pts = pts[1:]
         if pts:
             out[layer] = pts

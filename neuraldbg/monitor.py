@@ -245,7 +245,9 @@ class NeuralDbg:
                 f"record_loss() needs a number or a scalar tensor, got {type(loss).__name__}"
             )
         targets: list[torch.Tensor] = []
-        if target is not None:
+        if type(target) is torch.Tensor:  # the common case, every step: no walk
+            targets = [target]
+        elif target is not None:
             targets = list(iter_tensors(target))
             if not targets:
                 raise RecordError(

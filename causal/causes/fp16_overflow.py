@@ -15,8 +15,8 @@ from types import MappingProxyType
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.localize import output_layer
-from causal.run import Event, LayerStat, Run
-from causal.symptoms.data import OVERFLOW_OPS
+from causal.run import LayerStat, Run
+from causal.symptoms.data import half_loss_overflow_ops
 from causal.views import (
     failure_step,
     finite,
@@ -46,7 +46,7 @@ class Fp16Overflow(CauseNode):
         origin = first_origin(run)
         if origin is not None and origin.metadata.get("direction") == "forward":
             return Localization(origin.layer_name, origin.step, (origin,))
-        if origin is not None and (ops := _half_loss_ops(origin)):
+        if origin is not None and (ops := half_loss_overflow_ops(origin)):
             out = origin.metadata.get("output_layer") or output_layer(run)
             return Localization(str(out) if out else None, origin.step, (origin,),
                                 f"the loss ran {', '.join(ops)} in float16")
@@ -59,7 +59,7 @@ class Fp16Overflow(CauseNode):
 
     def describe(self, run: Run, loc: Localization) -> str:
         origin = first_origin(run)
-        if origin is not None and (ops := _half_loss_ops(origin)):
+        if origin is not None and (ops := half_loss_overflow_ops(origin)):
             on = f" on {layer_label(run, loc.layer)}'s output" if loc.layer else ""
             return (f"Half-precision overflow in the loss{on}: it ran {', '.join(ops)} in "
                     "float16 and passed the fp16 maximum (65504)")
@@ -73,7 +73,7 @@ class Fp16Overflow(CauseNode):
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
         origin = first_origin(run)
-        if origin is not None and _half_loss_ops(origin):
+        if origin is not None and half_loss_overflow_ops(origin):
             return ["compute the loss in float32: loss_fn(output.float(), target), or the loss "
                     "outside autocast (autocast(enabled=False))",
                     "run under bfloat16 autocast instead of float16 (same range as fp32)"]
@@ -88,10 +88,3 @@ class Fp16Overflow(CauseNode):
             out.append("use torch.amp.GradScaler with float16 autocast (none was passed)")
         return out
 
-
-def _half_loss_ops(origin: Event) -> list[str]:
-    """The overflow-prone ops (sums, exponentials, products) a loss ran in half precision when
-    the first non-finite value was born in it; empty otherwise."""
-    if origin.metadata.get("direction") != "loss":
-        return []
-    return sorted(OVERFLOW_OPS & set(origin.metadata.get("loss_half_ops") or ()))

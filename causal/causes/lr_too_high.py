@@ -48,12 +48,12 @@ class HotGroup(NamedTuple):
     modules: tuple[str, ...]
 
 
-def _hot_group(run: Run, until: int | None) -> HotGroup | None:
-    """The param group whose learning rate is at least HOT_GROUP_FACTOR times every other
-    group's (a head trained 10x faster than its backbone), with the modules it updates (as the
-    monitor recorded them: `lr_group/<i>`); None with a single group, or none that stands
-    out."""
-    lrs = {g: lr for g, lr in _lrs(run, until).items() if math.isfinite(lr) and lr > 0}
+def _hot_group(run: Run, lrs: dict[int, float]) -> HotGroup | None:
+    """Among the groups' learning rates `lrs` (`_lrs`), the param group whose lr is at least
+    HOT_GROUP_FACTOR times every other group's (a head trained 10x faster than its backbone),
+    with the modules it updates (as the monitor recorded them: `lr_group/<i>`); None with a
+    single group, or none that stands out."""
+    lrs = {g: lr for g, lr in lrs.items() if math.isfinite(lr) and lr > 0}
     if len(lrs) < 2:
         return None
     hot = max(lrs, key=lrs.__getitem__)
@@ -91,7 +91,7 @@ class LrTooHigh(CauseNode):
         learning rate stands out (`_hot_group`) when any of them is in trouble: where the
         steps are too large, not where the gradients they cause show first."""
         stop = failure_step(run)
-        hot = _hot_group(run, stop)
+        hot = _hot_group(run, _lrs(run, stop))
         modules = set(hot.modules) if hot is not None else set()
 
         def in_hot(layer: str) -> bool:
@@ -119,7 +119,7 @@ class LrTooHigh(CauseNode):
 
     def describe(self, run: Run, loc: Localization) -> str:
         lrs = _lrs(run, loc.step)
-        hot = _hot_group(run, loc.step)
+        hot = _hot_group(run, lrs)
         if hot is not None:
             lr = f" (lr {hot.lr:g} on param group {hot.group}, {hot.factor:.3g}x the others)"
         else:
@@ -131,7 +131,7 @@ class LrTooHigh(CauseNode):
     def fixes(self, run: Run, loc: Localization) -> list[str]:
         lrs = _lrs(run, loc.step)
         out = []
-        hot = _hot_group(run, loc.step)
+        hot = _hot_group(run, lrs)
         if hot is not None:
             shown = ", ".join(hot.modules[:4]) + (" ..." if len(hot.modules) > 4 else "")
             modules = f" ({shown})" if shown else ""

@@ -14,6 +14,7 @@ from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.localize import input_layer, output_layer
 from causal.run import Run
+from causal.symptoms.data import LARGE_SCALE, start_median
 from causal.views import finite, layer_label
 
 
@@ -61,20 +62,12 @@ class UnscaledInputs(CauseNode):
                 "scale the targets too (and invert the scaling at prediction time)"]
 
 
-#: Data of magnitude from here up is not standardised (`input_scale` calls it large); below
-#: `_IN_SCALE` it is (standardised features sit within a few units).
-_LARGE = 50.0
+#: Below this magnitude the inputs are in scale (standardised features sit within a few units).
 _IN_SCALE = 10.0
-
-
-def _start_median(run: Run, column: str) -> float:
-    """The median of `column` over the run's first 5 steps (0.0 when not recorded)."""
-    steps = set(run.series.steps[:5])
-    vals = sorted(finite(v for s, v in run.series.get(column) if s in steps))
-    return vals[len(vals) // 2] if vals else 0.0
 
 
 def _side(run: Run) -> str:
     """"targets" when the inputs are in scale and only the targets are not, else "inputs"."""
-    x, y = _start_median(run, "input_max_abs"), _start_median(run, "target_max_abs")
-    return "targets" if x < _IN_SCALE and y >= _LARGE else "inputs"
+    steps = run.series.steps[:5]
+    x, y = start_median(run, "input_max_abs", steps), start_median(run, "target_max_abs", steps)
+    return "targets" if x < _IN_SCALE and y >= LARGE_SCALE else "inputs"

@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from causal.run import LayerStat, Run
+from causal.run import Direction, Event, LayerStat, Run
 from causal.symptom import Symptom
 from causal.views import (
     failure_step,
@@ -49,6 +49,10 @@ class InputOutlier(Symptom):
         return self.hard("none")
 
 
+#: Data of magnitude from here up is not standardised (`input_scale` calls it large).
+LARGE_SCALE = 50.0
+
+
 class InputScale(Symptom):
     """Input and target magnitude at the start of the run: standardised data sits within a
     few units; raw features or targets in the hundreds or more make the loss huge from step 0.
@@ -66,15 +70,15 @@ class InputScale(Symptom):
         steps = run.series.steps[:5]
         if not steps:
             return {s: 1 / 3 for s in self.states}
-        peak = _start_median(run, "input_max_abs", steps)
-        target = _start_median(run, "target_max_abs", steps)
+        peak = start_median(run, "input_max_abs", steps)
+        target = start_median(run, "target_max_abs", steps)
         start_loss = _start_loss(run, steps[:3])
         if start_loss is not None:
             target = min(target, start_loss)
-        return self.graded(max(peak, target), ((50.0, "large"), (1e3, "huge")), "normal")
+        return self.graded(max(peak, target), ((LARGE_SCALE, "large"), (1e3, "huge")), "normal")
 
 
-def _start_median(run: Run, column: str, steps: Sequence[int]) -> float:
+def start_median(run: Run, column: str, steps: Sequence[int]) -> float:
     """The median of `column` over `steps` (0.0 when not recorded)."""
     vals = sorted(finite(v for s, v in run.series.get(column) if s in steps))
     return vals[len(vals) // 2] if vals else 0.0
@@ -91,6 +95,14 @@ def _start_loss(run: Run, steps: Sequence[int]) -> float | None:
 #: sums and products of many terms (as the monitor names them, from the loss's graph).
 OVERFLOW_OPS = frozenset({"Exp", "Exp2", "Expm1", "Pow", "Sum", "Cumsum", "Prod", "Cumprod",
                           "Mm", "Bmm", "Addmm", "Baddbmm", "Matmul"})
+
+
+def half_loss_overflow_ops(origin: Event) -> list[str]:
+    """The overflow-prone ops (`OVERFLOW_OPS`) a loss ran in half precision, when the first
+    non-finite value was born in that loss; empty otherwise."""
+    if origin.metadata.get("direction") != Direction.LOSS:
+        return []
+    return sorted(OVERFLOW_OPS & set(origin.metadata.get("loss_half_ops") or ()))
 
 
 class HalfPrecision(Symptom):
@@ -121,8 +133,7 @@ class HalfPrecision(Symptom):
         if origin is not None and origin.to_state == "inf" and fp16 and origin.metadata.get(
                 "direction") in ("forward", "loss", "backward"):
             return self.hard("overflow")
-        if origin is not None and fp16 and origin.metadata.get("direction") == "loss" and (
-                OVERFLOW_OPS & set(origin.metadata.get("loss_half_ops") or ())):
+        if origin is not None and fp16 and half_loss_overflow_ops(origin):
             return {"overflow": 0.8, "ok": 0.2}
         if heads and min(heads) < 4.0:
             return self.hard("near_limit")
