@@ -58,10 +58,8 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
             torch.stack([torch.isnan(x).any().float().to(dev) for x in parts]).amax()]))
         inputs = e.float_inputs
         if inputs:
-            g.add(f"i{k}", torch.stack([_input_stats(x.detach()).to(dev) for x in inputs]
-                                       ).sum(0))  # one sum, but the max is each one's max
-            g.add(f"m{k}", torch.stack([_finite_max_abs(x.detach()).to(dev) for x in inputs]
-                                       ).amax().reshape(1))
+            g.add(f"i{k}", torch.stack([(~torch.isfinite(x.detach())).sum().float().to(dev)
+                                        for x in inputs]).sum())
     host = g.fetch()  # the second sync of this step; only on the step a value turns non-finite
     for k, e in enumerate(stash):
         if f"f{k}" in host:
@@ -91,7 +89,7 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
                     break
                 j = _enclosing(stash, k)
         unit = cap.units[e.unit] if e.unit >= 0 else None
-        scale = _input_scale(host, k)
+        scale = _input_scale(e.float_inputs) if inputs_finite else {}
         rerun = None
         if b.amp == "float16" and inputs_finite and e.args:
             rerun = rerun_in_float32(e.module, e.args)  # overflow, or unsafe in any precision?
@@ -106,36 +104,26 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
     return None
 
 
-def _input_stats(x: torch.Tensor) -> torch.Tensor:
-    """[non-finite count, exact-zero count, element count, all-zero rows, rows] of one input
-    tensor, a row being a vector along its last dimension (a padding token's features, an
-    empty capsule: where a norm or a mean over it is 0 / 0)."""
-    zero = x == 0
-    rows = zero.reshape(-1, x.shape[-1]) if x.dim() and x.shape[-1] else zero.reshape(-1, 1)
-    return torch.stack([(~torch.isfinite(x)).sum().float(), zero.sum().float(),
-                        torch.tensor(float(x.numel()), device=x.device),
-                        rows.all(-1).sum().float(),
-                        torch.tensor(float(rows.shape[0]), device=x.device)])
-
-
-def _finite_max_abs(x: torch.Tensor) -> torch.Tensor:
-    """The largest |value| among the finite values of `x` (0 when there are none)."""
-    if x.numel() == 0:
-        return torch.zeros((), device=x.device)
-    a = x.abs().float()
-    return torch.where(torch.isfinite(a), a, torch.zeros((), device=x.device)).amax()
-
-
-def _input_scale(host: dict[str, list[float]], k: int) -> dict[str, float]:
-    """How large and how degenerate the inputs of the module where a value was born were: an
-    overflow follows from large inputs (an exp of 100), 0/0 or sqrt(0) from exact zeros, and
-    most of all from vectors that are zero as a whole (`input_zero_rows`, the share of them)."""
-    if f"i{k}" not in host or f"m{k}" not in host:
+def _input_scale(inputs: list[torch.Tensor]) -> dict[str, float]:
+    """How large and how degenerate the (finite) inputs of the module where a value was born
+    were: an overflow follows from large inputs, 0/0 or sqrt(0) from exact zeros, and most of
+    all from vectors (along the last dimension) that are zero as a whole: a padding token's
+    features, an empty capsule. Read for that one module, in one more transfer on that step."""
+    if not inputs:
         return {}
-    _, zeros, n, zero_rows, rows = host[f"i{k}"]
-    return {"input_max_abs": host[f"m{k}"][0],
-            "input_zero_frac": zeros / n if n else 0.0,
-            "input_zero_rows": zero_rows / rows if rows else 0.0}
+    dev = inputs[0].device
+    parts, n, n_rows = [], 0, 0
+    for x in (t.detach() for t in inputs):
+        zero = x == 0
+        vectors = zero.reshape(-1, x.shape[-1]) if x.dim() and x.shape[-1] else zero.reshape(-1, 1)
+        top = x.abs().amax().float() if x.numel() else torch.zeros((), device=x.device)
+        parts.append(torch.stack([top, zero.sum().float(), vectors.all(-1).sum().float()]
+                                 ).to(dev))
+        n, n_rows = n + x.numel(), n_rows + vectors.shape[0]
+    stats = torch.stack(parts)
+    top_abs, zeros, zero_rows = torch.cat([stats[:, :1].amax(0), stats[:, 1:].sum(0)]).tolist()
+    return {"input_max_abs": top_abs, "input_zero_frac": zeros / n if n else 0.0,
+            "input_zero_rows": zero_rows / n_rows if n_rows else 0.0}
 
 
 def _loss_inputs(cap: StepCapture, b: StepBuffer) -> dict[str, Any]:
