@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from causal.run import LayerStat
+from causal.run import ActivationKind, LayerStat
 from causal.runfile import RunWriter
 from neuraldbg.analyze import Analyzer, Deferred, RawStep
 from neuraldbg.backward_birth import backward_birth
@@ -31,6 +31,7 @@ from neuraldbg.nonfinite import forward_origin
 from neuraldbg.packing import collect, queue_quiet
 from neuraldbg.preserve import preserved, runs_collectives
 from neuraldbg.recorder import FlightRecorder
+from neuraldbg.recurrent_gates import gate_row, is_fused_recurrent
 from neuraldbg.replay import forward_call, repeatable_calls, run_again, weights_version
 from neuraldbg.stats import (
     NormGrouper,
@@ -167,6 +168,7 @@ class StepCapture:
     def _unit_hook(self, slot: int) -> Any:
         name, idx = self.slots[slot].name, self.slots[slot].unit
         kind = self.units[idx].kind
+        gated = is_fused_recurrent(self.units[idx].module)  # gates inside one fused op
         assert self.dag is not None
         order = self.dag.order  # kept (and only ever added to) by the tracker
 
@@ -194,6 +196,8 @@ class StepCapture:
                         dag.on_call(name, args, output)
                     if b.full:
                         row = activation_stats(module, t, kind)
+                        if gated and (gates := self._gate_row(idx, module, args)) is not None:
+                            inner = [*(inner or []), gates]
                         b.act.setdefault(idx, []).append(
                             merge_rows(row, inner) if inner else row)
                 if b.stash_on and (entry := output_entry(slot, output, args)) is not None:
@@ -205,6 +209,15 @@ class StepCapture:
                     self.inner.pause(False)
 
         return hook
+
+    def _gate_row(self, idx: int, module: nn.Module, args: Any) -> Row | None:
+        """The saturated fraction of the gates of a fused recurrent unit's call; the first
+        time one is measured, the unit becomes a saturating unit (its DAG node too)."""
+        row = gate_row(module, args)
+        if row is not None and self.kinds[idx] == ActivationKind.OTHER:
+            self.kinds[idx] = str(ActivationKind.SATURATING)
+            self._inner_kind(idx, ActivationKind.SATURATING)
+        return row
 
     def backward_begins(self) -> None:
         """A backward pass accumulates its first gradient into the model's parameters."""

@@ -635,6 +635,33 @@ def test_units_saturated_by_a_blow_up_or_the_first_updates_are_told_apart():
         assert max(Saturation().observe(run).items(), key=lambda kv: kv[1])[0] == state
 
 
+def test_units_pinned_from_the_start_by_unscaled_inputs_are_told_apart():
+    """Saturating units highly saturated from the first step while the inputs are raw (max|x|
+    in the hundreds) were pinned by them: `high_from_inputs`, which supports unscaled inputs
+    and not saturation as the cause. The same units with standardised inputs are `high`, and
+    units that only saturate later are not pinned by the inputs."""
+    from causal.symptoms.layers import Saturation
+
+    g = mlp_graph("Tanh")
+
+    def state(values, steps, inp):
+        sat = {(str(k), "act_saturated_frac"): values for k in (1, 3, 5, 7)}
+        run = Run({}, g, (), series(60, inp=[inp] * 60), (),
+                  (window(g, steps[-1], sat, steps),))
+        return max(Saturation().observe(run).items(), key=lambda kv: kv[1])[0]
+
+    assert state([0.95, 0.95, 0.96], [0, 1, 2], 300.0) == "high_from_inputs"
+    assert state([0.95, 0.95, 0.96], [0, 1, 2], 3.0) == "high"
+    assert state([0.1, 0.2, 0.9], [0, 1, 50], 300.0) == "high"
+    g2 = mlp_graph("Tanh")
+    flat = {(str(k), "act_saturated_frac"): [0.97, 0.97, 0.97] for k in (1, 3, 5, 7)}
+    for inp, cause in ((300.0, "unscaled_inputs"), (3.0, "saturation")):
+        run = Run({}, g2, (ev(5, "0", "grad", "grad_healthy", "grad_vanishing", 1e-8),),
+                  series(60, inp=[inp] * 60), (), (window(g2, 2, flat, [0, 1, 2]),))
+        post = posteriors(run)
+        assert max(("unscaled_inputs", "saturation"), key=post.get) == cause, post
+
+
 def test_a_loss_that_never_came_back_to_its_early_best_is_a_plateau():
     """Quick progress in the first updates, then back up and stuck above that early best for
     the rest of the run (output sigmoids pinned at 0 by the first large steps: the loss of a

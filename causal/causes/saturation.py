@@ -31,9 +31,11 @@ class Saturation(CauseNode):
     prior = 0.05
     summary = "Activation saturation"
     likelihoods = MappingProxyType({
-        # rarely first saturated by a blow-up or by the first updates (far too large steps)
-        "saturated_fraction": {"low": 0.03, "moderate": 0.17, "high": 0.76,
-                               "high_after_blowup": 0.02, "no_saturating_layers": 0.02},
+        # rarely first saturated by a blow-up or by the first updates (far too large steps),
+        # or pinned from the start by unscaled inputs (their own cause)
+        "saturated_fraction": {"low": 0.03, "moderate": 0.17, "high": 0.74,
+                               "high_after_blowup": 0.02, "high_from_inputs": 0.02,
+                               "no_saturating_layers": 0.02},
         # saturated from the start, gradients can stay small without leaving their own band
         "grad_regime": {"healthy": 0.35, "exploding": 0.2, "vanishing": 0.3, "both": 0.15},
         # a saturated net learns slowly rather than not at all as often as it stalls outright

@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 from causal.run import ActivationKind, LayerStat, Run
 from causal.symptom import Symptom
+from causal.symptoms.data import LARGE_SCALE, start_median
 from causal.views import (
     HIGH_UPDATE_RATIO,
     failure_step,
@@ -62,14 +63,20 @@ class Saturation(Symptom):
     Saturation first reached after a blow-up (exploding gradients or activations, a loss spike
     or divergence), or by the first updates of a run whose units were not saturated before
     them, is told apart: far too large steps throw the pre-activations into the tails as a
-    consequence, whatever caused them (`high_after_blowup`, as `DeadUnits` does for ReLUs)."""
+    consequence, whatever caused them (`high_after_blowup`, as `DeadUnits` does for ReLUs).
+    So is saturation there from the first step while the inputs are not standardised
+    (`high_from_inputs`): raw features in the hundreds pin the units that read them (LeCun et
+    al., "Efficient BackProp", 1998, section 4.3)."""
 
     name = "saturated_fraction"
-    states = ("low", "moderate", "high", "high_after_blowup", "no_saturating_layers")
+    states = ("low", "moderate", "high", "high_after_blowup", "high_from_inputs",
+              "no_saturating_layers")
     description = ("largest saturated fraction of a saturating layer before the failure, and "
-                   "whether first reached after a blow-up")
-    leak = MappingProxyType({"low": 0.52, "moderate": 0.15, "high": 0.05,
-                             "high_after_blowup": 0.03, "no_saturating_layers": 0.25})
+                   "whether first reached after a blow-up or there from the start with "
+                   "unscaled inputs")
+    leak = MappingProxyType({"low": 0.5, "moderate": 0.15, "high": 0.05,
+                             "high_after_blowup": 0.03, "high_from_inputs": 0.02,
+                             "no_saturating_layers": 0.25})
 
     def observe(self, run: Run) -> Mapping[str, float]:
         sat_layers = {n.name for n in run.dag.nodes
@@ -83,8 +90,9 @@ class Saturation(Symptom):
             return _uniform(self.states[:4]) | {"no_saturating_layers": 0.0}
         peak = max(v for _, v in pts)
         if peak >= HIGH:
-            return self.hard("high_after_blowup" if _saturated_by_blowup(run, pts)
-                             else "high")
+            if _saturated_by_blowup(run, pts):
+                return self.hard("high_after_blowup")
+            return self.hard("high_from_inputs" if _saturated_by_inputs(run, pts) else "high")
         if peak >= MODERATE:
             return self.hard("moderate")
         return self.hard("low")
@@ -106,6 +114,15 @@ def _saturated_by_blowup(run: Run, pts: list[tuple[int, float]]) -> bool:
         return True
     start = max(v for s, v in pts if s == first)
     return start < MODERATE and first < high <= first + FIRST_UPDATES
+
+
+def _saturated_by_inputs(run: Run, pts: list[tuple[int, float]]) -> bool:
+    """Whether the saturating layers are highly saturated at the first recorded step while
+    the inputs of the first steps are not standardised (`input_scale`'s large or huge)."""
+    first = min(s for s, _ in pts)
+    if max(v for s, v in pts if s == first) < HIGH:
+        return False
+    return start_median(run, "input_max_abs", run.series.steps[:5]) >= LARGE_SCALE
 
 
 #: Events of a blow-up: units that die or saturate after one were driven there by it.
