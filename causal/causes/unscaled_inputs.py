@@ -32,11 +32,6 @@ class UnscaledInputs(CauseNode):
         "nonfinite_birth": {"none": 0.45, "input": 0.01, "forward_op": 0.02,
                             "forward_layer": 0.3, "loss": 0.2, "backward": 0.02},
         "input_outlier": {"none": 0.9, "outlier": 0.08, "nonfinite": 0.02},
-        # raw features pin the saturating units that read them from the first step
-        # (Efficient BackProp, section 4.3); most models have none there
-        "saturated_fraction": {"low": 0.22, "moderate": 0.08, "high": 0.05,
-                               "high_after_blowup": 0.03, "high_from_inputs": 0.3,
-                               "no_saturating_layers": 0.32},
     })
 
     def localize(self, run: Run) -> Localization:
