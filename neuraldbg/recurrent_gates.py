@@ -212,10 +212,13 @@ def _run(module: nn.RNNBase, seq: torch.Tensor, weights: list[torch.Tensor], h0:
          c0: torch.Tensor | None) -> torch.Tensor:
     """The hidden states (T, B, size) of one layer and direction over `seq` (T, B, features)."""
     bias = module.bias
-    if isinstance(module, nn.LSTM):
-        assert c0 is not None
-        with warnings.catch_warnings():  # the model's own call has said so already
-            warnings.filterwarnings("ignore", "LSTM with projections")
+    with warnings.catch_warnings():
+        # one layer's weights are not the module's flattened cuDNN buffer (a copy per call, on
+        # full-statistics steps only); projections without oneDNN: the model's call said so
+        warnings.filterwarnings("ignore", "RNN module weights are not part of single")
+        warnings.filterwarnings("ignore", "LSTM with projections")
+        if isinstance(module, nn.LSTM):
+            assert c0 is not None
             return torch._VF.lstm(seq, (h0, c0), weights, bias, 1, 0.0, False, False, False)[0]
-    run = torch._VF.gru if isinstance(module, nn.GRU) else torch._VF.rnn_tanh
-    return run(seq, h0, weights, bias, 1, 0.0, False, False, False)[0]
+        run = torch._VF.gru if isinstance(module, nn.GRU) else torch._VF.rnn_tanh
+        return run(seq, h0, weights, bias, 1, 0.0, False, False, False)[0]
