@@ -213,7 +213,11 @@ class StepCapture:
     def _gate_row(self, idx: int, module: nn.Module, args: Any) -> Row | None:
         """The saturated fraction of the gates of a fused recurrent unit's call; the first
         time one is measured, the unit becomes a saturating unit (its DAG node too)."""
-        row = gate_row(module, args)
+        try:
+            row = gate_row(module, args)
+        except (RuntimeError, ValueError, IndexError, TypeError):
+            row = None  # a call it cannot recompute (an input form of a custom subclass):
+            # the gates go unmeasured for it, the rest of the step is recorded as ever
         if row is not None and self.kinds[idx] == ActivationKind.OTHER:
             self.kinds[idx] = str(ActivationKind.SATURATING)
             self._inner_kind(idx, ActivationKind.SATURATING)

@@ -118,6 +118,8 @@ def _cell(module: nn.RNNCellBase, args: tuple[Any, ...]
     if x.dim() == 1:
         x = x.unsqueeze(0)
     x = x[:MAX_SEQUENCES]
+    if not x.numel():
+        return None
     hx = args[1] if len(args) > 1 else None
     if isinstance(hx, tuple):  # LSTMCell: (h, c)
         hx = hx[0]
@@ -177,7 +179,8 @@ def _sequences(module: nn.RNNBase, x: Any
         x = x.unsqueeze(1)
     elif module.batch_first:
         x = x.transpose(0, 1)
-    return x[:, :MAX_SEQUENCES], None, None
+    x = x[:, :MAX_SEQUENCES]
+    return (x, None, None) if x.numel() else (None, None, None)
 
 
 def _initial(module: nn.RNNBase, hx: Any, states: int, batch: int, x: torch.Tensor
@@ -188,12 +191,15 @@ def _initial(module: nn.RNNBase, hx: Any, states: int, batch: int, x: torch.Tens
     h, c = (hx if isinstance(hx, tuple) else (None, None)) if lstm else (hx, None)
 
     def state(t: Any, size: int) -> torch.Tensor:
-        if not isinstance(t, torch.Tensor):
-            return x.new_zeros(states, batch, size)
-        t = t.detach().float()
-        if t.dim() == 2:  # unbatched
-            t = t.unsqueeze(1)
-        return t[:, :MAX_SEQUENCES]
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            t = t.detach().float()
+            if t.dim() == 2:  # unbatched
+                t = t.unsqueeze(1)
+            t = t[:, :MAX_SEQUENCES] if t.dim() == 3 else t
+            if t.shape == (states, batch, size):
+                return t
+        # not given, or not a state of this module (a custom subclass's own argument)
+        return x.new_zeros(states, batch, size)
 
     return state(h, h_size), (state(c, module.hidden_size) if lstm else None)
 

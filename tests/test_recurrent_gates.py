@@ -125,6 +125,10 @@ def test_cells_and_what_is_covered() -> None:
     for module in (nn.GRUCell(4, 5), nn.RNNCell(4, 5), nn.LSTM(4, 5), nn.GRU(4, 5)):
         assert is_fused_recurrent(module)
         assert gate_row(module, (torch.randint(0, 3, (2, 4)),)) is None  # not a float input
+    assert gate_row(nn.GRU(4, 5), (torch.randn(3, 0, 4),)) is None  # an empty batch: no gates
+    # a second argument that is not a state of the module (a subclass's lengths) counts as none
+    gru, x = _scaled(nn.GRU(4, 5), 3.0), torch.randn(3, 2, 4)
+    assert torch.equal(gate_row(gru, (x, torch.tensor([3, 2])))[0], gate_row(gru, (x,))[0])
     assert not is_fused_recurrent(nn.RNN(4, 5, nonlinearity="relu"))  # its output is its ReLU
     assert not is_fused_recurrent(nn.Linear(4, 5))
     # a large batch: only the first MAX_SEQUENCES sequences are recomputed
