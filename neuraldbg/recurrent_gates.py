@@ -34,7 +34,7 @@ _SIGMOID, _TANH = nn.Sigmoid(), nn.Tanh()
 
 def is_fused_recurrent(module: nn.Module) -> bool:
     """An nn.LSTM, nn.GRU or tanh nn.RNN, or one of their cells: gates the monitor cannot see
-    as they run. (A ReLU nn.RNN has no saturating gate; its ReLUs are not measured as such.)"""
+    as they run. (A ReLU nn.RNN has no gate: its output is its ReLUs', measured as such.)"""
     if isinstance(module, (nn.LSTM, nn.GRU, nn.LSTMCell, nn.GRUCell)):
         return True
     if isinstance(module, (nn.RNN, nn.RNNCell)):

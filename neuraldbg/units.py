@@ -30,8 +30,10 @@ RELU_FAMILY: tuple[type[nn.Module], ...] = (nn.ReLU, nn.ReLU6, nn.Threshold)
 
 
 def activation_kind(module: nn.Module) -> ActivationKind:
-    """ReLU family wins over saturating (ReLU6 is both: its dead units are the failure mode)."""
-    if isinstance(module, RELU_FAMILY):
+    """ReLU family wins over saturating (ReLU6 is both: its dead units are the failure mode). A
+    ReLU `nn.RNN` or `nn.RNNCell` returns its ReLUs' output (its last layer's) as its own."""
+    if isinstance(module, RELU_FAMILY) or (isinstance(module, (nn.RNN, nn.RNNCell))
+                                           and module.nonlinearity == "relu"):
         return ActivationKind.RELU
     if isinstance(module, SATURATING):
         return ActivationKind.SATURATING

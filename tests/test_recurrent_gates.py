@@ -179,3 +179,26 @@ def test_the_monitor_credits_gate_saturation_to_the_recurrent_module(tmp_path: o
     healthy = _monitored(_Tagger(), tmp_path / "h")  # type: ignore[operator]
     sat = [v for _, v in layer_series(healthy, LayerStat.ACT_SATURATED)["lstm"]]
     assert sat and max(sat) < 0.05
+
+
+def test_a_relu_rnn_is_measured_as_relu_units(tmp_path: object) -> None:
+    """A ReLU nn.RNN has no gate; its output is its (last layer's) ReLUs: zero and dead
+    fractions, as for an nn.ReLU."""
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rnn = nn.RNN(5, 8, nonlinearity="relu", batch_first=True)
+            self.head = nn.Linear(8, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.head(self.rnn(x)[0][:, -1])
+
+    torch.manual_seed(0)
+    model = Net()
+    with torch.no_grad():
+        model.rnn.bias_ih_l0[:4] = -50.0  # half the units never fire
+    run = _monitored(model, tmp_path)
+    assert {n.name: n.activation_kind for n in run.dag.nodes}["rnn"] == ActivationKind.RELU
+    dead = [v for _, v in layer_series(run, LayerStat.ACT_DEAD)["rnn"]]
+    assert dead and min(dead) >= 0.5
