@@ -7,6 +7,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from causal.causes.saturation import Saturation
 from causal.run import ActivationKind, LayerStat
 from causal.views import layer_series
 from neuraldbg import NeuralDbg
@@ -174,6 +175,12 @@ def test_the_monitor_credits_gate_saturation_to_the_recurrent_module(tmp_path: o
     assert kinds["head"] == ActivationKind.OTHER
     sat = [v for _, v in layer_series(run, LayerStat.ACT_SATURATED)["lstm"]]
     assert sat and min(sat) >= 0.5
+    # reported as its gates, with fixes for gates (not "use a ReLU there")
+    hyp = Saturation().hypothesis(run, 0.9)
+    assert hyp.layer == "lstm"
+    assert hyp.description.startswith("Gate saturation in 'lstm' (LSTM) (50% of its gates")
+    assert "gates of 'lstm' (LSTM) sit at 0 or 1" in hyp.fixes[0]
+    assert not any("ReLU" in f for f in hyp.fixes)
     # a default-initialised one: its gates are far from their bounds
     torch.manual_seed(0)
     healthy = _monitored(_Tagger(), tmp_path / "h")  # type: ignore[operator]

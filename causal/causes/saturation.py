@@ -78,18 +78,38 @@ class Saturation(CauseNode):
             return "Activation saturation drove the gradients out of their healthy range"
         peak = max(finite(v for _, v in layer_series(run, LayerStat.ACT_SATURATED).get(
             loc.layer, [])), default=None)
-        pct = f" ({peak:.0%} saturated)" if peak is not None else ""
-        return (f"Activation saturation in {layer_label(run, loc.layer)}{pct} "
+        gates = _recurrent(run, loc.layer)
+        pct = (f" ({peak:.0%} {'of its gates ' if gates else ''}saturated)"
+               if peak is not None else "")
+        what = "Gate saturation" if gates else "Activation saturation"
+        return (f"{what} in {layer_label(run, loc.layer)}{pct} "
                 f"drove the gradient failure" + (f" at step {loc.step}" if loc.step else ""))
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
         where = (f"{layer_label(run, loc.layer)}" if loc.layer
                  else "the tanh/sigmoid layers")
+        if loc.layer is not None and _recurrent(run, loc.layer):
+            return [
+                f"the gates of {where} sit at 0 or 1: start them in their linear range (gate "
+                "biases near 0, the forget gate's at 1; orthogonal recurrent weights)",
+                "normalise its inputs, or use a layer-normalised cell, so the gate "
+                "pre-activations stay near 0",
+                "shrink the pre-activations: lower lr, clip gradients",
+            ]
         return [
             f"{where} saturates: use a non-saturating activation (ReLU/GELU/LeakyReLU) there",
             "or put a LayerNorm/BatchNorm before it so its pre-activations stay near 0",
             "shrink the pre-activations: xavier_uniform_ init, lower lr, clip gradients",
         ]
+
+
+#: Module types whose saturated fraction is that of their gates (`neuraldbg.recurrent_gates`).
+RECURRENT_TYPES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"})
+
+
+def _recurrent(run: Run, layer: str) -> bool:
+    node = run.dag.node(layer)
+    return node is not None and node.module_type in RECURRENT_TYPES
 
 
 def _saturated_by_step(series: dict[str, list[tuple[int, float]]], sat: set[str],
