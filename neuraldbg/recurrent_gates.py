@@ -148,15 +148,15 @@ def _stack(module: nn.RNNBase, args: tuple[Any, ...]
             sfx = f"_l{layer}" + ("_reverse" if d else "")
             w = [getattr(module, n + sfx).float()
                  for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")
-                 if hasattr(module, n + sfx)]
-            b_ih = getattr(module, "bias_ih" + sfx) if module.bias else None
-            b_hh = getattr(module, "bias_hh" + sfx) if module.bias else None
+                 if hasattr(module, n + sfx)]  # the order `torch._VF` takes them in
+            b_ih, b_hh = (w[2], w[3]) if module.bias else (None, None)
             k = layer * dirs + d
             seq = inp if d == 0 else _reverse(inp, lengths)
             hs = _run(module, seq, w, h0[k:k + 1], None if c0 is None else c0[k:k + 1])
             prev = torch.cat([h0[k:k + 1], hs[:-1]])  # the state each step starts from
-            _gates(module, _affine(seq, w[0], b_ih), _affine(prev, w[1], b_hh), tally,
-                   mask if d == 0 or mask is None else _reverse(mask, lengths))
+            # reversing each sequence within its length keeps the padding where it was: the
+            # mask of real steps is the same in both directions
+            _gates(module, _affine(seq, w[0], b_ih), _affine(prev, w[1], b_hh), tally, mask)
             outs.append(hs if d == 0 else _reverse(hs, lengths))
         inp = torch.cat(outs, -1) if dirs > 1 else outs[0]
     return tally.result()

@@ -105,13 +105,12 @@ def _zero_init(run: Run) -> tuple[list[str], int]:
     """(the layers whose weights started at exactly zero, in forward order; how many layers
     have weights) when those are at least two and at least half of them, else ([], count).
     A few zero-initialised layers (output heads, residual gates, LoRA's B) are a design."""
-    weighted = [n for n in run.dag.forward_order() if (node := run.dag.node(n)) is not None
-                and node.weight_gain is not None]
-    zero = [n for n in weighted if (node := run.dag.node(n)) is not None
-            and node.weight_gain == 0.0]
-    if len(zero) >= 2 and 2 * len(zero) >= len(weighted):
-        return zero, len(weighted)
-    return [], len(weighted)
+    gains = [(n, node.weight_gain) for n in run.dag.forward_order()
+             if (node := run.dag.node(n)) is not None and node.weight_gain is not None]
+    zero = [n for n, gain in gains if gain == 0.0]
+    if len(zero) >= 2 and 2 * len(zero) >= len(gains):
+        return zero, len(gains)
+    return [], len(gains)
 
 
 def _steepest_stretch(steps: list[tuple[str, float]]) -> str | None:

@@ -65,7 +65,6 @@ class Fp16Overflow(CauseNode):
                     "float16 and passed the fp16 maximum (65504)")
         where = f" in {layer_label(run, loc.layer)}" if loc.layer else ""
         text = f"Half-precision overflow{where}: values passed the fp16 maximum (65504)"
-        origin = first_origin(run)
         if origin is not None and origin.metadata.get("fp32_finite") is True:
             text += (f"; re-run in float32 on the same inputs, {origin.layer_name!r} is finite "
                      f"(max |output| {origin.metadata.get('fp32_max_abs', float('nan')):.3g})")
@@ -87,4 +86,3 @@ class Fp16Overflow(CauseNode):
         elif not run.series.get("scaler_scale"):
             out.append("use torch.amp.GradScaler with float16 autocast (none was passed)")
         return out
-

@@ -87,7 +87,8 @@ class Saturation(Symptom):
         pts = [(s, v) for layer, p in series.items() if layer in sat_layers
                for s, v in p if math.isfinite(v)]
         if not pts:
-            return _uniform(self.states[:4]) | {"no_saturating_layers": 0.0}
+            measured = tuple(s for s in self.states if s != "no_saturating_layers")
+            return _uniform(measured) | {"no_saturating_layers": 0.0}
         peak = max(v for _, v in pts)
         if peak >= HIGH:
             if _saturated_by_blowup(run, pts):
