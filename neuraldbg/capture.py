@@ -466,6 +466,8 @@ class StepCapture:
         """Turn the buffered step into statistics, events and rows of the run file."""
         if self.inner.active:  # the step's last forward pass raised
             self.inner.end()
+        if self.dag is not None:
+            self.dag.abort_forward()
         b = self.buf
         if not b.open:
             return

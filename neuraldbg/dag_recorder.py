@@ -1,6 +1,8 @@
 """The layer DAG from one real forward pass: forward hooks feed `ForwardGraphRecorder`, which
 follows `grad_fn` chains and tensor identity back to earlier units (for models torch.fx cannot
-trace: data-dependent control flow, Hugging Face models...).
+trace: data-dependent control flow, Hugging Face models...), or, for a pass that runs part of
+the model without gradients (reentrant activation checkpointing), the values themselves
+(`dag_provenance.Provenance`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import torch
 
 from causal.run import LayerGraph
 from neuraldbg.dag_assembly import _assemble, _finish, _node_key
+from neuraldbg.dag_provenance import Provenance
 from neuraldbg.units import Unit
 
 #: How deep `_flatten_tensors` looks into nested outputs (tuples of dicts of lists...).
@@ -46,10 +49,20 @@ class ForwardGraphRecorder:
     call's output `grad_fn` chain back to the latest earlier call that produced a node on it,
     and links calls whose inputs are (by identity) earlier calls' outputs. The recorder keeps
     references to the recorded outputs until `clear()`, so drop it once the graph is built.
+
+    With `provenance` (a `Provenance` mode active during the pass), a call is linked to the
+    earlier calls its output's values come from (or, when nothing is known of its output, its
+    inputs'), gradients or not; `grad_fn` chains and identity then only link calls of which
+    it knows nothing (values made by a custom autograd Function it cannot see). `no_grad_seen`
+    says whether a call ran with gradients off (its links may be missing without provenance).
     """
 
-    def __init__(self, units: Sequence[Unit]) -> None:
+    def __init__(self, units: Sequence[Unit], provenance: Provenance | None = None) -> None:
         self.units = list(units)
+        self.provenance = provenance
+        self.no_grad_seen = False
+        self._prov_edges: set[tuple[int, int]] = set()
+        self._prov_calls: set[int] = set()  # calls linked by provenance
         self._unit_names = {u.name for u in self.units}
         self._calls: list[str] = []
         self._outputs: list[list[torch.Tensor]] = []
@@ -71,6 +84,8 @@ class ForwardGraphRecorder:
         self._by_tensor.clear()
         self._identity_edges.clear()
         self._orphans.clear()
+        self._prov_edges.clear()
+        self._prov_calls.clear()
 
     def record(
         self,
@@ -104,6 +119,16 @@ class ForwardGraphRecorder:
             fn = t.grad_fn  # read now: a later in-place op replaces it
             if fn is not None and all(fn is not f for f in fns):
                 fns.append(fn)
+        if not torch.is_grad_enabled():
+            self.no_grad_seen = True
+        prov = self.provenance
+        if prov is not None:
+            src = prov.sources(outs) or prov.sources(ins)
+            if src:
+                self._prov_calls.add(c)
+                self._prov_edges.update((p, c) for p in src)
+            for t in outs:
+                prov.tag(t, c)
         self._calls.append(unit_name)
         self._outputs.append(outs)
         self._grad_fns.append(fns)
@@ -136,9 +161,14 @@ class ForwardGraphRecorder:
         return edges
 
     def graph(self, previous: LayerGraph | None = None) -> LayerGraph:
-        """The recorded pass as a `LayerGraph` (method "autograd"), unioned with `previous`."""
+        """The recorded pass as a `LayerGraph` (method "autograd", or "provenance" when the
+        values were followed), unioned with `previous`."""
         edges = self._grad_edges() | self._identity_edges
-        current = _assemble("autograd", self.units, self._calls, edges, [])
+        method = "autograd"
+        if self.provenance is not None:
+            method = "provenance"
+            edges = self._prov_edges | {e for e in edges if e[1] not in self._prov_calls}
+        current = _assemble(method, self.units, self._calls, edges, [])
         if previous is None:
             return current
         if not previous.nodes:  # a placeholder (e.g. the note of a failed fx trace): keep notes
@@ -172,7 +202,8 @@ def _union(previous: LayerGraph, current: LayerGraph, units: Sequence[Unit]) -> 
         [n.name for n in sorted(previous.nodes, key=_node_key) if n.ran and n.order >= 0],
         [n.name for n in sorted(current.nodes, key=_node_key) if n.ran and n.order >= 0],
     )
-    return _finish("autograd", units, g, module_of, order, ran, notes, extra={**old, **new})
+    return _finish(current.method, units, g, module_of, order, ran, notes,
+                   extra={**old, **new})
 
 
 def _merged_order(first: Sequence[str], second: Sequence[str]) -> dict[str, int]:

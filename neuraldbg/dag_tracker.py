@@ -6,6 +6,9 @@ then stop after `QUIET_FORWARDS` forwards without a new one (a later newcomer is
 the next forward). Edges are merged over passes, since a branch only shows the path taken.
 fx stops at every unit, so the layers inside a unit that owns parameters itself are out of its
 sight: when one of them runs, the graph is recorded from forward passes too.
+A recorded pass in which a layer ran with gradients off (reentrant activation checkpointing)
+has no `grad_fn` chains through that part: the graph is recorded again, from scratch, with the
+values followed (`dag_provenance.Provenance`), and that graph replaces the first one.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from neuraldbg.dag import (
     trace_fx,
     with_kinds,
 )
+from neuraldbg.dag_provenance import Provenance
 from neuraldbg.units import Unit
 
 QUIET_FORWARDS = 3
@@ -41,6 +45,9 @@ class DagTracker:
         self._quiet = 0
         self._new_this_forward = False
         self._dirty = False
+        self._follow_values = False  # record with `Provenance` (a pass ran without gradients)
+        self._restart = False  # the next recorded pass replaces the graph instead of adding to it
+        self._provenance: Provenance | None = None  # active during a recorded pass
         try:
             self.graph = trace_fx(model, self.units)
             self._from_forward = False
@@ -73,10 +80,20 @@ class DagTracker:
         return self._recorder is not None
 
     def begin_forward(self) -> None:
+        self.abort_forward()
         self._new_this_forward = False
         record = self._from_forward and (
             self.graph.method == "none" or self._quiet < QUIET_FORWARDS or self._dirty)
-        self._recorder = ForwardGraphRecorder(self.units) if record else None
+        if record and self._follow_values:
+            self._provenance = Provenance()
+            self._provenance.start()
+        self._recorder = ForwardGraphRecorder(self.units, self._provenance) if record else None
+
+    def abort_forward(self) -> None:
+        """Stop following values (a recorded pass ended, or raised before its end)."""
+        prov, self._provenance = self._provenance, None
+        if prov is not None:
+            prov.stop()
 
     def on_call(self, name: str, args: Any, output: Any) -> None:
         if name not in self.order:
@@ -87,9 +104,22 @@ class DagTracker:
 
     def end_forward(self, requires_grad: bool) -> None:
         """Merge this forward into the graph when it showed something new."""
+        self.abort_forward()
         rec, self._recorder = self._recorder, None
-        if rec is not None and (self._new_this_forward or self.graph.method == "none"):
-            self.graph = rec.graph(self.graph)
+        if rec is not None and rec.no_grad_seen and not self._follow_values:
+            # part of this pass left no grad_fn chains: follow the values from the next pass
+            self._follow_values = self._restart = True
+            self._quiet = -1  # (counted up to 0 below) record at least QUIET_FORWARDS more
+        if rec is not None and (self._new_this_forward or self.graph.method == "none"
+                                or (self._restart and rec.provenance is not None)):
+            previous = self.graph
+            if self._restart and rec.provenance is not None:
+                self._restart = False
+                previous = LayerGraph(method="none", notes=(
+                    *self.graph.notes,
+                    "layers ran with gradients off (reentrant activation checkpointing, or "
+                    "no_grad inside forward): the graph follows the values"))
+            self.graph = rec.graph(previous)
             if not requires_grad:  # no grad_fn chains: identity edges only, record again
                 self.graph = LayerGraph(method="none", nodes=self.graph.nodes,
                                         edges=self.graph.edges, notes=self.graph.notes)

@@ -573,3 +573,97 @@ def test_each_layer_records_the_gain_of_its_weights_at_start() -> None:
     lazy = nn.Sequential(nn.LazyLinear(4))
     assert find_units(lazy)[0].weight_gain is None  # no values yet: no gain, no error
     assert LayerGraph.from_dict(fx(model).to_dict()) == fx(model)
+
+
+class _CheckpointedResNet(nn.Module):
+    """Residual blocks run through `torch.utils.checkpoint` (reentrant: under no_grad in the
+    forward pass), a frozen teacher run under no_grad in `forward`, a head reading both."""
+
+    def __init__(self, d: int, reentrant: bool | None) -> None:
+        super().__init__()
+        self.stem = nn.Linear(d, d)
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Linear(d, d), nn.Tanh(), nn.Linear(d, d)) for _ in range(2))
+        self.teacher = nn.Linear(d, d).requires_grad_(False)
+        self.head = nn.Linear(2 * d, 1)
+        self.reentrant = reentrant
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.stem(x)
+        if not torch.isfinite(h).all():  # data-dependent control flow: no fx trace
+            return h.sum(-1, keepdim=True)
+        for block in self.blocks:
+            if self.reentrant is None:
+                h = h + block(h)
+            else:
+                h = torch.utils.checkpoint.checkpoint(
+                    lambda t, b=block: t + b(t), h, use_reentrant=self.reentrant)
+        with torch.no_grad():
+            t = self.teacher(x)
+        return self.head(torch.cat([h, t], dim=-1))
+
+
+def _train_graph(model: nn.Module, run_path: Any) -> LayerGraph:
+    from neuraldbg import NeuralDbg
+
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for _ in range(6):
+            opt.zero_grad()
+            model(torch.randn(8, 16)).pow(2).mean().backward()
+            opt.step()
+    return dbg.run.dag
+
+
+def test_layers_run_without_gradients_are_linked_by_following_the_values(run_path):
+    """Reentrant checkpointing runs each block under no_grad and leaves one
+    CheckpointFunctionBackward from the block's input to its output, and a frozen teacher run
+    under no_grad has no autograd history at all: no grad_fn chain links their layers. Once a
+    recorded pass shows a layer run with gradients off, the graph is recorded again with the
+    values followed, and it is the graph of the same model run without checkpointing."""
+    torch.manual_seed(0)
+    plain = _train_graph(_CheckpointedResNet(16, None), run_path)
+    assert plain.method == "provenance"  # the teacher runs under no_grad
+    for reentrant in (True, False):
+        torch.manual_seed(0)
+        g = _train_graph(_CheckpointedResNet(16, reentrant), run_path)
+        check_dag(g, _CheckpointedResNet(16, reentrant))
+        assert g.method == "provenance"
+        assert any("the graph follows the values" in note for note in g.notes)
+        assert edges(g) == edges(plain)
+    assert {("stem", "blocks.0.0"), ("blocks.0.2", "blocks.1.0"), ("stem", "blocks.1.0"),
+            ("blocks.1.2", "head"), ("teacher", "head")} <= edges(plain)
+    assert ("stem", "head") in edges(plain)  # the residual stream, through the additions
+
+
+def test_provenance_unions_in_place_updates_and_forgets_freed_tensors() -> None:
+    from neuraldbg.dag_provenance import Provenance
+
+    prov = Provenance()
+    a, b = torch.ones(3), torch.ones(3)
+    prov.tag(a, 0)
+    prov.tag(b, 1)
+    prov.start()
+    try:
+        c = a * 2  # a new value carries its arguments' calls
+        d = torch.cat([c, b])  # arguments in a list too
+        c.add_(b)  # an in-place update: c now holds both
+        e = torch.zeros(3)  # no tensor argument: nothing known
+    finally:
+        prov.stop()
+    assert prov.get(e) == frozenset()
+    assert prov.get(d) == frozenset()  # stop() forgets every tag
+    prov.start()
+    try:
+        prov.tag(a, 0)
+        prov.tag(b, 1)
+        c = a * 2
+        assert prov.get(c) == {0}
+        assert prov.get(torch.cat([c, b])) == {0, 1}
+        c.add_(b)
+        assert prov.get(c) == {0, 1}
+        fresh = torch.ones(3)
+        assert prov.get(fresh) == frozenset()  # never tagged (even if its id was reused)
+    finally:
+        prov.stop()
+    assert not torch.overrides._get_current_function_mode_stack()
