@@ -63,7 +63,9 @@ class LayerGraph:
     """The layer DAG: data-flow edges between monitored modules, and how it was built.
 
     `method` is "fx" (torch.fx.symbolic_trace), "autograd" (one real forward pass, following
-    grad_fn chains and tensor identity) or "none" (not built yet, or the model never ran).
+    grad_fn chains and tensor identity), "provenance" (real forward passes with the values of
+    every torch call followed, for a model that runs layers with gradients off, such as
+    reentrant activation checkpointing) or "none" (not built yet, or the model never ran).
     """
 
     method: str = "none"

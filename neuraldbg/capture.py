@@ -129,7 +129,9 @@ class StepCapture:
     def attach(self, model: nn.Module) -> list[Any]:
         """Register every hook (the caller removes them all in `finally`)."""
         handles: list[Any] = []  # each with .remove()
-        self.dag = DagTracker(model, self.units, self.writer.set_dag)
+        # a function mode in a compiled model's forward would break its graphs
+        self.dag = DagTracker(model, self.units, self.writer.set_dag,
+                              follow_values=self.watch_inner)
         handles.append(model.register_forward_pre_hook(self.on_forward_start, with_kwargs=True))
         unit_of = {id(u.module): i for i, u in enumerate(self.units)}
         seen: set[int] = set()

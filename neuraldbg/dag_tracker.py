@@ -36,8 +36,9 @@ class DagTracker:
     """The layer DAG of one monitored model, and the first-call order of its layers."""
 
     def __init__(self, model: nn.Module, units: Sequence[Unit],
-                 write: Callable[[LayerGraph], None]) -> None:
+                 write: Callable[[LayerGraph], None], follow_values: bool = True) -> None:
         self.units = list(units)
+        self._can_follow_values = follow_values  # False: a compiled model (no function mode)
         self._write = write
         self.kinds: dict[str, str] = {}  # activation kinds learnt while running (by layer)
         self.order: dict[str, int] = {}  # layer name -> first-call order over the run
@@ -106,7 +107,8 @@ class DagTracker:
         """Merge this forward into the graph when it showed something new."""
         self.abort_forward()
         rec, self._recorder = self._recorder, None
-        if rec is not None and rec.no_grad_seen and not self._follow_values:
+        if rec is not None and rec.no_grad_seen and self._can_follow_values \
+                and not self._follow_values:
             # part of this pass left no grad_fn chains: follow the values from the next pass
             self._follow_values = self._restart = True
             self._quiet = -1  # (counted up to 0 below) record at least QUIET_FORWARDS more

@@ -81,3 +81,27 @@ def test_the_monitor_records_every_layer_of_a_hugging_face_family(family, run_pa
     with_params = {names[id(m)] for m in leaves
                    if any(p.requires_grad for p in m.parameters(recurse=False))}
     assert (ran & with_params) <= seen, sorted((ran & with_params) - seen)[:5]
+
+
+@pytest.mark.parametrize("family", ["gpt2", "t5"])
+def test_reentrant_activation_checkpointing_keeps_the_layer_graph(family, run_path):
+    """Hugging Face's activation checkpointing with use_reentrant=True runs every block under
+    no_grad in the forward pass: the graph, recorded by following the values, is the one of
+    the same model without checkpointing, and training stays bit-identical."""
+    build, make_batch = zoo.families()[family]
+
+    def checkpointed() -> nn.Module:
+        model = build()
+        model.activation_checkpointing_enable({"use_reentrant": True})
+        return model
+
+    _, plain, _ = zoo.train(build, make_batch, steps=STEPS, path=run_path())
+    ref, _, _ = zoo.train(checkpointed, make_batch, steps=STEPS, path=None)
+    model, dbg, internal = zoo.train(checkpointed, make_batch, steps=STEPS, path=run_path())
+    assert not internal, internal
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, ref.state_dict()[k]), k
+    g = dbg.run.dag
+    assert g.method == "provenance" and plain.run.dag.method == "autograd"
+    assert set(g.edges) == set(plain.run.dag.edges)
+    assert nx.is_directed_acyclic_graph(g.to_networkx())
