@@ -1,0 +1,157 @@
+"""Model patterns that change how parameters, outputs or calls look to hooks: weight
+parametrizations (weight norm, spectral norm, orthogonal), pruning masks, channels-last
+convolutions, user hooks that replace inputs and outputs, fake quantisation, and a MAML-style
+inner step through `torch.func.functional_call`. Under the monitor each trains bit-identically,
+without an internal error, with a gradient norm for every module that owns parameters."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import networkx as nx
+import pytest
+import torch
+import torch.nn.functional as F
+import torch.nn.utils.prune as prune
+from torch import nn
+from torch.nn.utils import parametrizations
+
+from causal.diagnose import diagnose, format_diagnosis, is_healthy
+from causal.run import LayerStat
+from neuraldbg import NeuralDbg
+from neuraldbg.monitor import NeuralDbgWarning
+
+
+def _mlp() -> nn.Sequential:
+    return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.Tanh(),
+                         nn.Linear(32, 4))
+
+
+def _weight_norm() -> nn.Module:
+    m = _mlp()
+    parametrizations.weight_norm(m[0])
+    parametrizations.weight_norm(m[2])
+    return m
+
+
+def _spectral_norm() -> nn.Module:
+    m = _mlp()
+    parametrizations.spectral_norm(m[2])
+    return m
+
+
+def _orthogonal() -> nn.Module:
+    m = _mlp()
+    parametrizations.orthogonal(m[2])
+    return m
+
+
+def _pruned() -> nn.Module:
+    m = _mlp()
+    prune.l1_unstructured(m[0], "weight", 0.5)
+    prune.l1_unstructured(m[2], "weight", 0.3)
+    return m
+
+
+class _ChannelsLast(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1, self.bn = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+        self.c2, self.fc = nn.Conv2d(8, 8, 3, padding=1), nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.to(memory_format=torch.channels_last)
+        h = F.relu(self.c2(F.relu(self.bn(self.c1(x)))))
+        return self.fc(h.mean((2, 3)))
+
+
+class _UserHooked(nn.Module):
+    """The user's own hooks replace a layer's input and an activation's output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.m = _mlp()
+        self.m[1].register_forward_hook(lambda mod, a, o: o * 0.5)
+        self.m[0].register_forward_pre_hook(lambda mod, a: (a[0] * 2,))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.m(x)
+
+
+class _FakeQuant(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.m = _mlp()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.m(torch.fake_quantize_per_tensor_affine(x, 0.1, 0, -128, 127))
+
+
+class _MAML(nn.Module):
+    """An inner gradient step on the network's own parameters, differentiated through."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = _mlp()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        params = dict(self.net.named_parameters())
+        inner = torch.func.functional_call(self.net, params, (x,)).pow(2).mean()
+        grads = torch.autograd.grad(inner, list(params.values()), create_graph=True)
+        fast = {k: v - 0.01 * g for (k, v), g in zip(params.items(), grads, strict=True)}
+        return torch.func.functional_call(self.net, fast, (x,))
+
+
+PATTERNS: dict[str, Callable[[], nn.Module]] = {
+    "weight_norm": _weight_norm, "spectral_norm": _spectral_norm, "orthogonal": _orthogonal,
+    "pruned": _pruned, "channels_last": _ChannelsLast, "user_hooks": _UserHooked,
+    "fake_quant": _FakeQuant, "maml": _MAML,
+}
+
+
+def _train(pattern: str, path: str | None) -> tuple[nn.Module, NeuralDbg | None, list[str]]:
+    torch.manual_seed(0)
+    model = PATTERNS[pattern]()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(1)
+    shape = (8, 3, 8, 8) if pattern == "channels_last" else (8, 16)
+    dbg = NeuralDbg(model, path=path) if path is not None else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NeuralDbgWarning)
+        if dbg is not None:
+            dbg.start()
+        try:
+            for _ in range(12):
+                x = torch.randn(shape, generator=g)
+                y = torch.randint(0, 4, (8,), generator=g)
+                opt.zero_grad()
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                if dbg is not None:
+                    dbg.record_loss(loss)
+                opt.step()
+        finally:
+            if dbg is not None:
+                dbg.close()
+    internal = [str(w.message) for w in caught if issubclass(w.category, NeuralDbgWarning)]
+    return model, dbg, internal
+
+
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+def test_the_monitor_handles_a_model_pattern(pattern, run_path):
+    plain, _, _ = _train(pattern, None)
+    model, dbg, internal = _train(pattern, run_path())
+    assert dbg is not None and not internal, internal
+    ref = plain.state_dict()
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, ref[k]), k
+    run = dbg.run
+    assert nx.is_directed_acyclic_graph(run.dag.to_networkx())
+    window = run.windows[-1]
+    seen = {layer for layer in window.layers if window.series(layer, LayerStat.GRAD_NORM)}
+    owners = {name for name, m in model.named_modules()
+              if any(p.requires_grad for p in m.parameters(recurse=False))}
+    assert owners and owners <= seen, sorted(owners - seen)
+    hyps = diagnose(run)
+    assert is_healthy(hyps), format_diagnosis(run, hyps)
