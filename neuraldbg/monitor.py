@@ -51,6 +51,9 @@ def _default_path(model: nn.Module) -> Path:
 
 def _check_path(path: Path) -> None:
     """Fail at construction, not mid-training, when the run file cannot be written."""
+    if path.is_dir():
+        raise RunFileError(f"run file {str(path)!r} is a directory: pass a file path, such as "
+                           f"{str(path / 'run.ndbg')!r}")
     if path.exists():
         raise RunFileError(f"run file {str(path)!r} already exists: pass a new path so no "
                            "recorded run is overwritten")

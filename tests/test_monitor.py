@@ -308,6 +308,8 @@ def test_bad_configuration_fails_at_construction(run_path, tmp_path):
     open(existing, "w").close()
     with pytest.raises(RunFileError, match="already exists"):
         NeuralDbg(model, path=existing)
+    with pytest.raises(RunFileError, match="is a directory: pass a file path"):
+        NeuralDbg(model, path=tmp_path)
     assert issubclass(ConfigError, NeuralDbgError)
 
 
