@@ -24,6 +24,7 @@ import torch
 from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
 _NONE: frozenset[int] = frozenset()
+_SETITEM = torch.Tensor.__setitem__
 
 
 def _tensors(obj: Any) -> Iterable[torch.Tensor]:
@@ -58,7 +59,9 @@ class Provenance(TorchFunctionMode):
         src = self.sources(args) | self.sources(kwargs.values()) if kwargs else \
             self.sources(args)
         if src:
-            for t in _tensors(out):
+            # `x[i] = y` returns nothing: what changed is its first argument
+            targets = _tensors(out) if func is not _SETITEM else _tensors(args[:1])
+            for t in targets:
                 have = self.get(t)
                 # an in-place call returns its own argument: it now holds both
                 self._tags[id(t)] = (have | src, weakref.ref(t))

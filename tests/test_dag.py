@@ -662,6 +662,9 @@ def test_provenance_unions_in_place_updates_and_forgets_freed_tensors() -> None:
         assert prov.get(torch.cat([c, b])) == {0, 1}
         c.add_(b)
         assert prov.get(c) == {0, 1}
+        z = torch.zeros(2, 3)
+        z[0] = a  # assignment into a tensor: it holds what it was given
+        assert prov.get(z) == {0}
         fresh = torch.ones(3)
         assert prov.get(fresh) == frozenset()  # never tagged (even if its id was reused)
     finally:
