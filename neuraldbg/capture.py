@@ -52,7 +52,7 @@ from neuraldbg.stepbuf import (
     stash_entries,
 )
 from neuraldbg.transitions import TransitionDetector
-from neuraldbg.units import Unit
+from neuraldbg.units import Unit, is_compiled, user_root
 
 if TYPE_CHECKING:
     from neuraldbg.monitor import NeuralDbg
@@ -114,7 +114,7 @@ class StepCapture:
         self._groups_last: dict[str, str] = {}
         # activations applied as functions inside units, watched on full-statistics steps
         self.inner = InnerActivations(units, self.kinds, self._inner_kind, self._inner_late)
-        self.watch_inner = not _compiled(dbg.model)
+        self.watch_inner = not is_compiled(dbg.model)
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -135,14 +135,15 @@ class StepCapture:
         handles.append(model.register_forward_pre_hook(self.on_forward_start, with_kwargs=True))
         unit_of = {id(u.module): i for i, u in enumerate(self.units)}
         seen: set[int] = set()
-        for name, module in model.named_modules():
+        root = user_root(model)  # a compiled model's modules under their own names
+        for name, module in root.named_modules():
             if id(module) in seen:
                 continue
             seen.add(id(module))
             if id(module) in unit_of:
                 self.slots.append(Slot(name, unit_of[id(module)], module))
                 self.leaf_hooks.append((module, self._unit_hook(len(self.slots) - 1)))
-            elif module is not model:
+            elif module is not model and module is not root:
                 self.slots.append(Slot(name, -1, module))
                 self.leaf_hooks.append((module, self._stash_hook(len(self.slots) - 1)))
         self.slots.append(Slot("", -1, model))
@@ -562,11 +563,6 @@ class StepCapture:
             self.writer.add_window(self.recorder.window(last))
         self.active = False
         self.grads.release()
-
-
-def _compiled(model: nn.Module) -> bool:
-    """A `torch.compile`d model (a function mode in its forward would break its graphs)."""
-    return hasattr(model, "_orig_mod") or type(model).__name__ == "OptimizedModule"
 
 
 class _LeafHooksHandle:

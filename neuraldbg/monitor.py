@@ -34,7 +34,7 @@ from neuraldbg.capture import StepCapture
 from neuraldbg.schedule import Schedule, resolve
 from neuraldbg.stats import iter_tensors
 from neuraldbg.transitions import Thresholds
-from neuraldbg.units import find_units
+from neuraldbg.units import find_units, user_root
 
 _VERSION = "0.1.0"
 DEFAULT_RUN_DIR = "neuraldbg_runs"
@@ -93,7 +93,7 @@ class NeuralDbg:
                 f"NeuralDbg needs a torch.nn.Module, got {type(model).__name__}: pass the model "
                 "itself (not its parameters, output or optimizer)"
             )
-        lazy = [n for n, p in model.named_parameters()
+        lazy = [n for n, p in user_root(model).named_parameters()
                 if isinstance(p, nn.parameter.UninitializedParameter)]
         if lazy:
             raise ConfigError(

@@ -4,6 +4,8 @@ A unit is a module with no children (a leaf) or a module that owns parameters di
 `nn.MultiheadAttention`, whose `in_proj_weight` is used functionally; its child `out_proj` is a
 unit of its own that may never be called as a module). The root is a unit only when it is a
 leaf or owns parameters directly; its name is then "" as in `model.named_modules()`.
+A `torch.compile`d model's modules keep the names they have in the model it wraps
+(`user_root`): "0", not "_orig_mod.0".
 """
 
 from __future__ import annotations
@@ -72,11 +74,24 @@ def is_unit(module: nn.Module) -> bool:
     return (not has_children) or owns
 
 
+def user_root(model: nn.Module) -> nn.Module:
+    """The module whose `named_modules()` names are the user's: the model a `torch.compile`
+    wrapper (`OptimizedModule`, which holds it as `_orig_mod`) wraps, else `model` itself."""
+    inner = getattr(model, "_orig_mod", None)
+    return inner if isinstance(inner, nn.Module) and is_compiled(model) else model
+
+
+def is_compiled(model: nn.Module) -> bool:
+    """A `torch.compile`d model (a function mode in its forward would break its graphs)."""
+    return type(model).__name__ == "OptimizedModule" or hasattr(model, "_orig_mod")
+
+
 def find_units(model: nn.Module) -> list[Unit]:
     """The units of `model` in `named_modules()` order (shared modules appear once), with the
-    gains of their weights as they are now (one host read for all of them)."""
+    gains of their weights as they are now (one host read for all of them); a compiled
+    model's under the names of the model it wraps (`user_root`)."""
     found = []
-    for name, module in model.named_modules():
+    for name, module in user_root(model).named_modules():
         if not is_unit(module):
             continue
         leaf = next(iter(module.children()), None) is None

@@ -155,3 +155,98 @@ def test_the_monitor_handles_a_model_pattern(pattern, run_path):
     assert owners and owners <= seen, sorted(owners - seen)
     hyps = diagnose(run)
     assert is_healthy(hyps), format_diagnosis(run, hyps)
+
+
+def _gan(paths: tuple[str, str] | None) -> tuple[list[torch.Tensor], list[NeuralDbg], list[str]]:
+    """A GAN whose generator and discriminator each have their own monitor (or none); the
+    discriminator runs three times a step, once inside the generator's step."""
+    torch.manual_seed(0)
+    gen = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+    disc = nn.Sequential(nn.Linear(2, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+    opt_g = torch.optim.Adam(gen.parameters(), 1e-3)
+    opt_d = torch.optim.Adam(disc.parameters(), 1e-3)
+    g = torch.Generator().manual_seed(1)
+    ones, zeros = torch.ones(16, 1), torch.zeros(16, 1)
+    dbgs = [NeuralDbg(gen, path=paths[0]), NeuralDbg(disc, path=paths[1])] if paths else []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NeuralDbgWarning)
+        for dbg in dbgs:
+            dbg.start()
+        try:
+            for _ in range(30):
+                real = torch.randn(16, 2, generator=g) + 3
+                z = torch.randn(16, 4, generator=g)
+                opt_d.zero_grad()
+                loss_d = F.binary_cross_entropy_with_logits(disc(real), ones) + \
+                    F.binary_cross_entropy_with_logits(disc(gen(z).detach()), zeros)
+                loss_d.backward()
+                opt_d.step()
+                opt_g.zero_grad()
+                loss_g = F.binary_cross_entropy_with_logits(disc(gen(z)), ones)
+                loss_g.backward()
+                opt_g.step()
+                for dbg, loss in zip(dbgs, (loss_g, loss_d), strict=False):
+                    dbg.record_loss(loss)
+        finally:
+            for dbg in dbgs:
+                dbg.close()
+    internal = [str(w.message) for w in caught if issubclass(w.category, NeuralDbgWarning)]
+    return [*gen.state_dict().values(), *disc.state_dict().values()], dbgs, internal
+
+
+def test_two_monitors_on_the_two_models_of_a_gan(run_path):
+    """Each monitor ends its steps on its own model's optimizer: 30 steps each, training
+    bit-identical, both runs healthy."""
+    plain, _, _ = _gan(None)
+    weights, dbgs, internal = _gan((run_path("gen"), run_path("disc")))
+    assert not internal, internal
+    assert all(torch.equal(a, b) for a, b in zip(weights, plain, strict=True))
+    for dbg in dbgs:
+        assert len(dbg.run.series.get("loss")) == 30
+        assert is_healthy(diagnose(dbg.run))
+
+
+# torch's own compile stack imports a deprecated torch.jit helper
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+def test_a_compiled_model(run_path):
+    """`torch.compile(model)` under the monitor: training bit-identical, every layer in the DAG
+    with its gradient norm under its own name, no internal error."""
+
+    def train(path: str | None) -> tuple[nn.Module, NeuralDbg | None, list[str]]:
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 1))
+        compiled = torch.compile(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        g = torch.Generator().manual_seed(1)
+        dbg = NeuralDbg(compiled, path=path) if path is not None else None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", NeuralDbgWarning)
+            if dbg is not None:
+                dbg.start()
+            try:
+                for _ in range(12):
+                    opt.zero_grad()
+                    loss = compiled(torch.randn(16, 8, generator=g)).pow(2).mean()
+                    loss.backward()
+                    if dbg is not None:
+                        dbg.record_loss(loss)
+                    opt.step()
+            finally:
+                if dbg is not None:
+                    dbg.close()
+        return model, dbg, [str(w.message) for w in caught
+                            if issubclass(w.category, NeuralDbgWarning)]
+
+    plain, _, _ = train(None)
+    model, dbg, internal = train(run_path())
+    assert dbg is not None and not internal, internal
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, plain.state_dict()[k]), k
+    run = dbg.run
+    assert len(run.series.get("loss")) == 12
+    names = {n.name for n in run.dag.nodes}
+    window = run.windows[-1]
+    seen = {layer for layer in window.layers if window.series(layer, LayerStat.GRAD_NORM)}
+    # the layers keep the names they have in the model compile wrapped ("0", not "_orig_mod.0")
+    assert {"0", "2"} <= names and {"0", "2"} <= seen, (names, seen)
+    assert not any(n.startswith("_orig_mod") for n in names | seen)
