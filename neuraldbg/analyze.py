@@ -270,7 +270,7 @@ class Analyzer:
             # the run's first steps are evidence (activation scale against depth at step 0,
             # the first update ratios): keep them even when nothing happens there
             cap.writer.add_window(cap.recorder.window(step))
-        if abnormal or det.abnormal():
+        if abnormal:  # something new: every step in detail for a while
             cap.escalate_until = max(cap.escalate_until, step + cap.schedule.escalate_steps)
         self._write_step(hs)
 

@@ -400,7 +400,9 @@ class StepCapture:
 
     def _begin_step(self) -> StepBuffer:
         step = self.dbg.step
-        full = bool(self.schedule.activations(step)) or step <= self.escalate_until
+        sched = self.schedule
+        full = bool(sched.activations(step)) or step <= self.escalate_until or (
+            step % sched.abnormal_every == 0 and self.detector.abnormal())
         self.buf = b = StepBuffer(open=True, full=full, stash_on=self.keep_outputs or full)
         return b
 

@@ -19,7 +19,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
+from torch.overrides import (
+    TorchFunctionMode,
+    _get_current_function_mode_stack,
+    _pop_mode,
+    _push_mode,
+)
 from torch.utils.hooks import RemovableHandle
 
 from causal.run import ActivationKind, LayerStat
@@ -138,6 +143,7 @@ class InnerActivations:
         self.kinds = kinds
         self.on_kind, self.on_late = on_kind, on_late
         self.watch: ActivationWatch | None = None
+        self._popped = False  # the watch is off the mode stack while the monitor's hook works
         self.handles: list[RemovableHandle] = []
         self.stack: list[int] = []
         # id(tensor) -> (unit it comes from, production order, the tensor, weakly)
@@ -164,7 +170,9 @@ class InnerActivations:
     def end(self) -> None:
         """Stop watching (also after a forward that raised); drop this pass's references."""
         watch, self.watch = self.watch, None
-        if watch is not None and _current_mode() is watch:
+        if self._popped:  # a hook raised while the watch was off the stack: it stays off
+            self._popped = False
+        elif watch is not None and _current_mode() is watch:
             watch.__exit__(None, None, None)
         elif watch is not None:  # a mode pushed after ours is still on: ours stays inert
             watch.paused = True
@@ -247,9 +255,23 @@ class InnerActivations:
 
     def pause(self, paused: bool) -> None:
         """Stop (or go on) watching: the monitor's own torch calls inside the forward pass are
-        neither activations of the model nor where its values come from."""
-        if self.watch is not None:
-            self.watch.paused = paused
+        neither activations of the model nor where its values come from. The mode leaves the
+        stack meanwhile when it is on top, so those calls do not pay for a Python dispatch each
+        (a deep model's statistics are thousands of calls); under a mode pushed later it stays
+        and only ignores them."""
+        watch = self.watch
+        if watch is None:
+            return
+        if paused:
+            watch.paused = True
+            if not self._popped and _current_mode() is watch:
+                _pop_mode()
+                self._popped = True
+        else:
+            if self._popped:
+                _push_mode(watch)
+                self._popped = False
+            watch.paused = False
 
     def _seen(self, module: nn.Module, out: torch.Tensor, x: torch.Tensor | None) -> None:
         if self.watch is None:

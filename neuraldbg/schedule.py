@@ -3,6 +3,9 @@
 A schedule is a `step -> bool` callable. Gradient norms, the loss, input statistics and
 finiteness run every step (they are cheap); full activation statistics and weight/update ratios
 run on a schedule, and every step for `escalate_steps` steps once the cheap signals turn abnormal.
+A regime that stays abnormal with nothing new (a layer whose gradients stay under the vanishing
+limit for thousands of steps) keeps full statistics every `abnormal_every` steps, not every
+step: a new abnormal signal escalates again.
 """
 
 from __future__ import annotations
@@ -45,18 +48,29 @@ class Schedule:
         on a model in host memory is always in time. None (the default): False for a model in
         host memory, True on an accelerator (knowing in time there would cost a second sync).
     escalate_steps: after an abnormal signal, full statistics on every step for this many steps.
+    abnormal_every: after those, while some machine stays outside its healthy regime, full
+        statistics every this many steps (until a new abnormal signal escalates again).
     """
 
     activations: Callable[[int], bool]
     weights: Callable[[int], bool]
     stash: bool | None = None
     escalate_steps: int = 20
+    abnormal_every: int = 5
+
+    def __post_init__(self) -> None:
+        if self.escalate_steps < 0 or self.abnormal_every < 1:
+            raise ConfigError(
+                f"Schedule(escalate_steps={self.escalate_steps}, abnormal_every="
+                f"{self.abnormal_every}): need escalate_steps >= 0 and abnormal_every >= 1")
 
 
 PRESETS: dict[str, Schedule] = {
-    "light": Schedule(every(200, first=1), every(200, first=1), stash=False, escalate_steps=5),
-    "standard": Schedule(every(50, first=3), every(50, first=1), stash=None, escalate_steps=20),
-    "full": Schedule(every(1), every(1), stash=True, escalate_steps=0),
+    "light": Schedule(every(200, first=1), every(200, first=1), stash=False, escalate_steps=5,
+                      abnormal_every=25),
+    "standard": Schedule(every(50, first=3), every(50, first=1), stash=None, escalate_steps=20,
+                         abnormal_every=5),
+    "full": Schedule(every(1), every(1), stash=True, escalate_steps=0, abnormal_every=1),
 }
 
 
