@@ -690,6 +690,37 @@ def test_escalation_records_full_statistics_after_an_abnormal_signal(run_path):
     assert math.isfinite(dict(dbg.run.series.get("loss"))[59])
 
 
+def test_a_regime_that_stays_abnormal_is_sampled_not_recorded_in_full_every_step(run_path):
+    """Gradients that stay under the vanishing limit for the whole run (a limit set above every
+    norm) escalate to full statistics on every step once, for escalate_steps steps after the
+    last new abnormal signal; then every abnormal_every steps, not every step, for as long as
+    the regime lasts."""
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path(), threshold_vanishing=1e2,
+                   threshold_exploding=1e6) as dbg:
+        train(model, opt, batches(120), dbg)
+    run = dbg.run
+    vanishing = [e.step for e in run.events if e.to_state == "grad_vanishing"]
+    assert vanishing and max(vanishing) < 10  # the regime began early and stayed
+    last_new = max(e.step for e in run.events)
+    full = dict(run.series.get("full_stats"))
+    escalated = [s for s in full if last_new < s <= last_new + 20]
+    assert escalated and all(full[s] == 1.0 for s in escalated)
+    later = [s for s in full if s > last_new + 20]
+    assert len(later) > 60
+    assert {s for s in later if full[s] == 1.0} == {s for s in later if s % 5 == 0}
+
+
+def test_a_schedule_needs_sane_escalation_settings():
+    from neuraldbg.schedule import Schedule, every
+
+    with pytest.raises(ConfigError, match="abnormal_every"):
+        Schedule(every(10), every(10), abnormal_every=0)
+    with pytest.raises(ConfigError, match="escalate_steps"):
+        Schedule(every(10), every(10), escalate_steps=-1)
+
+
 def test_batched_analysis_matches_step_by_step_analysis(run_path, monkeypatch):
     """Quiet steps are analysed in batches: the run must be the same as analysing each at once."""
     import neuraldbg.analyze as analyze
