@@ -5,10 +5,14 @@ initialises them, no download), trained for S AdamW steps (lr 1e-3, dropout on) 
 batches under the monitor's standard preset. A healthy short run should be diagnosed healthy:
 any cause at or above the report threshold (0.5) is a false alarm, or a real problem of that
 tiny config (the table shows which cause and at what confidence, so it can be looked at).
-Also printed per family: how the layer DAG was built, its size, the events recorded and
-whether the monitor stopped on an internal error.
+Also printed per family: how the layer DAG was built, its size, the events recorded,
+whether the monitor stopped on an internal error, and the median step time monitored over
+plain (the same steps unmonitored, run first; the first 10 steps left out; the median over
+--repeats pairs; the diagnosis is the same in each, same seed). Tiny models make that ratio a
+worst case: a few milliseconds per step, and the monitor's cost per layer.
 
     .venv/bin/python benchmarks/hf_zoo.py [--steps 40] [--families gpt2,t5] [--threads 1]
+        [--repeats 3]
 
 `tests/test_model_zoo.py` trains eight of these families to check the capture itself (every
 layer recorded, training bit-identical); it loads `FAMILIES` from this file.
@@ -17,6 +21,7 @@ layer recorded, training bit-identical); it loads `FAMILIES` from this file.
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 import time
 import warnings
@@ -29,6 +34,9 @@ import torch
 Batch = dict[str, torch.Tensor]
 Family = tuple[Callable[[], torch.nn.Module], Callable[[torch.Generator], Batch]]
 
+#: Steps left out of the step-time ratio: attaching, recording the layer DAG, the first
+#: full-statistics steps.
+WARM_STEPS = 10
 _TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
 VOCAB = 100
 
@@ -118,10 +126,11 @@ def families() -> dict[str, Family]:
 
 
 def train(build: Callable[[], torch.nn.Module], make_batch: Callable[[torch.Generator], Batch],
-          steps: int, path: str | Path | None, preset: str = "standard"
-          ) -> tuple[torch.nn.Module, Any, list[str]]:
+          steps: int, path: str | Path | None, preset: str = "standard",
+          times: list[float] | None = None) -> tuple[torch.nn.Module, Any, list[str]]:
     """`steps` AdamW steps from seed 0 (dropout on), monitored when `path` is given. Returns
-    the model, the monitor (or None) and the monitor's internal-error warnings."""
+    the model, the monitor (or None) and the monitor's internal-error warnings; each step's
+    wall time is appended to `times` when given."""
     from neuraldbg import NeuralDbg
     from neuraldbg.monitor import NeuralDbgWarning
 
@@ -138,12 +147,15 @@ def train(build: Callable[[], torch.nn.Module], make_batch: Callable[[torch.Gene
             dbg.start()
         try:
             for batch in batches:
+                t0 = time.perf_counter()
                 opt.zero_grad()
                 loss = model(**batch).loss
                 loss.backward()
                 if dbg is not None:
                     dbg.record_loss(loss)
                 opt.step()
+                if times is not None:
+                    times.append(time.perf_counter() - t0)
         finally:
             if dbg is not None:
                 dbg.close()
@@ -156,6 +168,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--families", default="", help="comma-separated (default: all)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="plain/monitored pairs per family for the step-time ratio (median)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     from transformers.utils import logging as hf_logging
@@ -169,15 +183,26 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown families {unknown}; choose among {', '.join(zoo)}")
     print(f"torch {torch.__version__}, threads {args.threads}, steps {args.steps}, "
-          "AdamW lr 1e-3, preset standard\n")
-    print("| family | params | DAG | nodes | events | top cause | healthy | internal error |")
-    print("|---|---:|---|---:|---:|---|---|---|")
+          f"repeats {args.repeats}, AdamW lr 1e-3, preset standard\n")
+    print("| family | params | DAG | nodes | events | top cause | healthy | internal error "
+          "| step x |")
+    print("|---|---:|---|---:|---:|---|---|---|---:|")
     healthy = 0
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             build, make_batch = zoo[name]
-            model, dbg, internal = train(build, make_batch, args.steps, Path(tmp, f"{name}.ndbg"))
+            warm = min(WARM_STEPS, args.steps // 2)  # attach, DAG recording, first full steps
+            ratios = []
+            for r in range(args.repeats):  # plain then monitored, the same steps each time
+                plain: list[float] = []
+                monitored: list[float] = []
+                train(build, make_batch, args.steps, None, times=plain)
+                model, dbg, internal = train(build, make_batch, args.steps,
+                                             Path(tmp, f"{name}-{r}.ndbg"), times=monitored)
+                ratios.append(statistics.median(monitored[warm:])
+                              / statistics.median(plain[warm:]))
+            ratio = statistics.median(ratios)
             run = dbg.run
             hyps = diagnose(run)
             ok = is_healthy(hyps)
@@ -186,7 +211,7 @@ def main() -> None:
             n_params = sum(p.numel() for p in model.parameters())
             print(f"| {name} | {n_params:,} | {run.dag.method} | {len(run.dag.nodes)} | "
                   f"{len(run.events)} | {top} | {'yes' if ok else 'NO'} | "
-                  f"{internal[0] if internal else 'none'} |", flush=True)
+                  f"{internal[0] if internal else 'none'} | {ratio:.2f} |", flush=True)
     print(f"\nhealthy {healthy}/{len(names)}; total {time.perf_counter() - t0:.0f} s")
 
 
