@@ -41,9 +41,11 @@ class GradNorms:
         # one gradient as the last backward pass left it: (its parameter, the gradient, its
         # version), to tell a new micro-batch of the same step from a new step
         self.mark: tuple[torch.Tensor, weakref.ReferenceType[torch.Tensor], int] | None = None
-        # parameters whose gradients are complex (spectral weights): their norms are real
-        # without a dtype, and `_foreach_norm(..., dtype=float32)` refuses them
-        self.complex = {k for k, p in enumerate(cap.grouper.params) if p.is_complex()}
+        # parameters whose gradients `_foreach_norm(..., dtype=float32)` refuses: complex ones
+        # (spectral weights; their norms are real without a dtype) and float64 ones (no
+        # narrowing dtype): their norms are taken in their own precision, then made float32
+        self.complex = {k for k, p in enumerate(cap.grouper.params)
+                        if p.is_complex() or p.dtype == torch.float64}
 
     @property
     def pending(self) -> bool:

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from causal.run import ActivationKind, LayerStat
-from neuraldbg.units import saturation_mask
+from neuraldbg.units import norm32, saturation_mask
 
 #: Columns of `activation_stats` (the last one, has_nan, feeds the finiteness machine only).
 ACT_COLUMNS: tuple[str, ...] = (
@@ -78,7 +78,7 @@ def moments(x: torch.Tensor) -> Moments:
     lo, hi = torch.aminmax(x)  # in x's dtype; stacking with the float32 sums promotes them
     if x.dtype == torch.float32:
         return (lo, hi, x.sum(), torch.linalg.vector_norm(x))
-    return (lo, hi, x.sum(dtype=torch.float32), torch.linalg.vector_norm(x, dtype=torch.float32))
+    return (lo, hi, x.sum(dtype=torch.float32), norm32(x))
 
 
 def stats_from_moments(parts: Sequence[Sequence[float]], counts: Sequence[int]
@@ -127,7 +127,7 @@ def activation_stats(module: nn.Module, x: torch.Tensor, kind: ActivationKind,
     n = s.numel()
     mean = s.sum(dtype=torch.float32) / n
     if n > 1:
-        sq = torch.linalg.vector_norm(s, dtype=torch.float32) ** 2 / n
+        sq = norm32(s) ** 2 / n
         std = ((sq - mean * mean).clamp_min(0.0) * (n / (n - 1))).sqrt()
     else:
         std = torch.zeros_like(nan)
@@ -146,23 +146,27 @@ def _host_stats(module: nn.Module, x: torch.Tensor, kind: ActivationKind, lo: fl
                 max_elems: int) -> torch.Tensor | None:
     """`activation_stats` of a finite output in host memory, with its scalars read as they come
     (a handful of torch calls instead of some thirty: a deep model's full-statistics step makes
-    one such row per layer). None when the output has a non-finite value: the general path
-    counts them exactly."""
+    one such row per layer). The same float32 arithmetic as the general path, so the same
+    values to the last bit (a near-constant output's std is float32 cancellation noise there,
+    and the evidence was fitted on it). None when the output has a non-finite value: the
+    general path counts them exactly."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return None
     s = _sample(x, max_elems)
     n = s.numel()
-    total = float(s.sum(dtype=torch.float64))
-    mean = total / n
-    if n > 1:
-        sq = float(torch.linalg.vector_norm(s, dtype=torch.float64)) ** 2 / n
-        std = math.sqrt(max(sq - mean * mean, 0.0) * (n / (n - 1)))
-    else:
-        std = 0.0
-    max_abs = max(hi, -lo)
+    f32 = np.float32
+    with np.errstate(over="ignore", invalid="ignore"):  # inf, as torch gives it, silently
+        mean = f32(s.sum(dtype=torch.float32).item()) / f32(n)
+        if n > 1:
+            norm = f32(norm32(s).item())
+            var = max(norm * norm / f32(n) - mean * mean, f32(0.0)) * f32(n / (n - 1))
+            std = torch.tensor(var).sqrt().item()  # torch's float32 sqrt, as the general path
+        else:
+            std = 0.0
+    max_abs = float(f32(max(hi, -lo)))
     sat, zero, dead = (float(f) for f in activation_fractions(module, x, kind, s))
     headroom = torch.finfo(x.dtype).max / max(max_abs, 1e-300)
-    return torch.tensor([max_abs, mean, std, sat, zero, dead, 0.0, headroom, 0.0],
+    return torch.tensor([max_abs, float(mean), float(std), sat, zero, dead, 0.0, headroom, 0.0],
                         dtype=torch.float32)
 
 

@@ -114,6 +114,14 @@ def _main_weight(params: Sequence[nn.Parameter]) -> nn.Parameter | None:
     return best
 
 
+def norm32(t: torch.Tensor) -> torch.Tensor:
+    """The L2 norm of `t` as a 0-d float32 tensor: accumulated in float32 for float32 and
+    narrower dtypes, in float64 for float64 (torch refuses a narrowing `dtype=` there)."""
+    if t.dtype == torch.float64:
+        return torch.linalg.vector_norm(t).float()
+    return torch.linalg.vector_norm(t, dtype=torch.float32)
+
+
 def weight_gains(groups: Sequence[Sequence[nn.Parameter]]) -> list[float | None]:
     """Per group of parameters (a unit's), the gain of its weight: the root mean square of its
     values times sqrt(fan_in), fan_in as `torch.nn.init` counts it (size(1) times the kernel
@@ -126,7 +134,7 @@ def weight_gains(groups: Sequence[Sequence[nn.Parameter]]) -> list[float | None]
     with torch.no_grad():
         device = present[0].device
         rms = torch.stack([
-            (torch.linalg.vector_norm(w.detach(), dtype=torch.float32) / math.sqrt(w.numel()))
+            (norm32(w.detach()) / math.sqrt(w.numel()))
             .to(device) for w in present]).tolist()  # one host read
     values = iter(rms)
     out: list[float | None] = []
