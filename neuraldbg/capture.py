@@ -148,7 +148,9 @@ class StepCapture:
                 self.leaf_hooks.append((module, self._stash_hook(len(self.slots) - 1)))
         self.slots.append(Slot("", -1, model))
         self.root_slot = len(self.slots) - 1
-        handles.append(model.register_forward_hook(self.on_forward_end))
+        # always_call: a forward that raises still ends here, so the function modes of a
+        # full-statistics pass do not outlive it into the user's own code
+        handles.append(model.register_forward_hook(self.on_forward_end, always_call=True))
         for k, p in enumerate(self.grouper.params):
             if p.requires_grad:
                 handles.append(p.register_post_accumulate_grad_hook(self.grads.hook(k)))

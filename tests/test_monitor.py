@@ -268,6 +268,42 @@ def test_hooks_removed_when_a_module_raises(run_path):
     assert _hook_state(model) == before
 
 
+def test_a_forward_that_raises_leaves_no_function_mode_on(run_path):
+    """A full-statistics forward runs under the monitor's TorchFunctionMode; when the model
+    raises mid-forward (and the loop catches it), the mode does not stay on into the user's
+    own code, and the next steps are recorded as usual."""
+    from torch.overrides import _get_current_function_mode_stack
+
+    class Sometimes(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+            self.fail = False
+
+        def forward(self, x):
+            h = torch.tanh(self.fc(x))
+            if self.fail:
+                raise RuntimeError("bad batch")
+            return h
+
+    model = Sometimes()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path(), preset="full") as dbg:
+        for step in range(6):
+            model.fail = step in (1, 2)
+            try:
+                opt.zero_grad()
+                loss = model(torch.randn(4, 8)).pow(2).mean()
+                loss.backward()
+                dbg.record_loss(loss)
+                opt.step()
+            except RuntimeError:
+                assert not _get_current_function_mode_stack()
+    assert not _get_current_function_mode_stack()
+    assert "internal_error" not in dbg.run.meta
+    assert len(dbg.run.series.get("loss")) == 4
+
+
 def test_monitor_can_not_be_reused_and_rejects_use_outside(run_path):
     model = mlp()
     dbg = NeuralDbg(model, path=run_path())
