@@ -6,8 +6,9 @@ without an internal error, with a gradient norm for every module that owns param
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import networkx as nx
 import pytest
@@ -103,6 +104,24 @@ class _MAML(nn.Module):
         return torch.func.functional_call(self.net, fast, (x,))
 
 
+@contextlib.contextmanager
+def _monitoring(*dbgs: NeuralDbg) -> Iterator[list[str]]:
+    """Start `dbgs` (none: an unmonitored run); yield the list that their internal-error
+    warnings are added to once they are closed (also when the body raises)."""
+    internal: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NeuralDbgWarning)
+        for dbg in dbgs:
+            dbg.start()
+        try:
+            yield internal
+        finally:
+            for dbg in dbgs:
+                dbg.close()
+            internal += [str(w.message) for w in caught
+                         if issubclass(w.category, NeuralDbgWarning)]
+
+
 PATTERNS: dict[str, Callable[[], nn.Module]] = {
     "weight_norm": _weight_norm, "spectral_norm": _spectral_norm, "orthogonal": _orthogonal,
     "pruned": _pruned, "channels_last": _ChannelsLast, "user_hooks": _UserHooked,
@@ -117,24 +136,16 @@ def _train(pattern: str, path: str | None) -> tuple[nn.Module, NeuralDbg | None,
     g = torch.Generator().manual_seed(1)
     shape = (8, 3, 8, 8) if pattern == "channels_last" else (8, 16)
     dbg = NeuralDbg(model, path=path) if path is not None else None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NeuralDbgWarning)
-        if dbg is not None:
-            dbg.start()
-        try:
-            for _ in range(12):
-                x = torch.randn(shape, generator=g)
-                y = torch.randint(0, 4, (8,), generator=g)
-                opt.zero_grad()
-                loss = F.cross_entropy(model(x), y)
-                loss.backward()
-                if dbg is not None:
-                    dbg.record_loss(loss)
-                opt.step()
-        finally:
+    with _monitoring(*[d for d in (dbg,) if d is not None]) as internal:
+        for _ in range(12):
+            x = torch.randn(shape, generator=g)
+            y = torch.randint(0, 4, (8,), generator=g)
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
             if dbg is not None:
-                dbg.close()
-    internal = [str(w.message) for w in caught if issubclass(w.category, NeuralDbgWarning)]
+                dbg.record_loss(loss)
+            opt.step()
     return model, dbg, internal
 
 
@@ -168,29 +179,21 @@ def _gan(paths: tuple[str, str] | None) -> tuple[list[torch.Tensor], list[Neural
     g = torch.Generator().manual_seed(1)
     ones, zeros = torch.ones(16, 1), torch.zeros(16, 1)
     dbgs = [NeuralDbg(gen, path=paths[0]), NeuralDbg(disc, path=paths[1])] if paths else []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NeuralDbgWarning)
-        for dbg in dbgs:
-            dbg.start()
-        try:
-            for _ in range(30):
-                real = torch.randn(16, 2, generator=g) + 3
-                z = torch.randn(16, 4, generator=g)
-                opt_d.zero_grad()
-                loss_d = F.binary_cross_entropy_with_logits(disc(real), ones) + \
-                    F.binary_cross_entropy_with_logits(disc(gen(z).detach()), zeros)
-                loss_d.backward()
-                opt_d.step()
-                opt_g.zero_grad()
-                loss_g = F.binary_cross_entropy_with_logits(disc(gen(z)), ones)
-                loss_g.backward()
-                opt_g.step()
-                for dbg, loss in zip(dbgs, (loss_g, loss_d), strict=False):
-                    dbg.record_loss(loss)
-        finally:
-            for dbg in dbgs:
-                dbg.close()
-    internal = [str(w.message) for w in caught if issubclass(w.category, NeuralDbgWarning)]
+    with _monitoring(*dbgs) as internal:
+        for _ in range(30):
+            real = torch.randn(16, 2, generator=g) + 3
+            z = torch.randn(16, 4, generator=g)
+            opt_d.zero_grad()
+            loss_d = F.binary_cross_entropy_with_logits(disc(real), ones) + \
+                F.binary_cross_entropy_with_logits(disc(gen(z).detach()), zeros)
+            loss_d.backward()
+            opt_d.step()
+            opt_g.zero_grad()
+            loss_g = F.binary_cross_entropy_with_logits(disc(gen(z)), ones)
+            loss_g.backward()
+            opt_g.step()
+            for dbg, loss in zip(dbgs, (loss_g, loss_d), strict=False):
+                dbg.record_loss(loss)
     return [*gen.state_dict().values(), *disc.state_dict().values()], dbgs, internal
 
 
@@ -219,23 +222,15 @@ def test_a_compiled_model(run_path):
         opt = torch.optim.SGD(model.parameters(), lr=0.05)
         g = torch.Generator().manual_seed(1)
         dbg = NeuralDbg(compiled, path=path) if path is not None else None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", NeuralDbgWarning)
-            if dbg is not None:
-                dbg.start()
-            try:
-                for _ in range(12):
-                    opt.zero_grad()
-                    loss = compiled(torch.randn(16, 8, generator=g)).pow(2).mean()
-                    loss.backward()
-                    if dbg is not None:
-                        dbg.record_loss(loss)
-                    opt.step()
-            finally:
+        with _monitoring(*[d for d in (dbg,) if d is not None]) as internal:
+            for _ in range(12):
+                opt.zero_grad()
+                loss = compiled(torch.randn(16, 8, generator=g)).pow(2).mean()
+                loss.backward()
                 if dbg is not None:
-                    dbg.close()
-        return model, dbg, [str(w.message) for w in caught
-                            if issubclass(w.category, NeuralDbgWarning)]
+                    dbg.record_loss(loss)
+                opt.step()
+        return model, dbg, internal
 
     plain, _, _ = train(None)
     model, dbg, internal = train(run_path())
