@@ -21,7 +21,9 @@ from collections.abc import Iterable
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
+from torch.overrides import TorchFunctionMode
+
+from neuraldbg.modes import leave
 
 _NONE: frozenset[int] = frozenset()
 _SETITEM = torch.Tensor.__setitem__
@@ -56,8 +58,9 @@ class Provenance(TorchFunctionMode):
         out = func(*args, **kwargs)
         if self.inert:
             return out
-        src = self.sources(args) | self.sources(kwargs.values()) if kwargs else \
-            self.sources(args)
+        src = self.sources(args)
+        if kwargs:
+            src = src | self.sources(kwargs.values())
         if src:
             # `x[i] = y` returns nothing: what changed is its first argument
             targets = _tensors(out) if func is not _SETITEM else _tensors(args[:1])
@@ -91,9 +94,6 @@ class Provenance(TorchFunctionMode):
 
     def stop(self) -> None:
         """Leave the mode stack (also after a forward that raised); forget every tag."""
-        stack = _get_current_function_mode_stack()
-        if stack and stack[-1] is self:
-            self.__exit__(None, None, None)
-        else:  # a mode pushed after this one is still on: this one stays, inert
+        if not leave(self):  # a mode pushed after this one is still on: this one stays, inert
             self.inert = True
         self._tags.clear()

@@ -62,7 +62,6 @@ class ForwardGraphRecorder:
         self.provenance = provenance
         self.no_grad_seen = False
         self._prov_edges: set[tuple[int, int]] = set()
-        self._prov_calls: set[int] = set()  # calls linked by provenance
         self._unit_names = {u.name for u in self.units}
         self._calls: list[str] = []
         self._outputs: list[list[torch.Tensor]] = []
@@ -85,7 +84,6 @@ class ForwardGraphRecorder:
         self._identity_edges.clear()
         self._orphans.clear()
         self._prov_edges.clear()
-        self._prov_calls.clear()
 
     def record(
         self,
@@ -124,9 +122,7 @@ class ForwardGraphRecorder:
         prov = self.provenance
         if prov is not None:
             src = prov.sources(outs) or prov.sources(ins)
-            if src:
-                self._prov_calls.add(c)
-                self._prov_edges.update((p, c) for p in src)
+            self._prov_edges.update((p, c) for p in src)
             for t in outs:
                 prov.tag(t, c)
         self._calls.append(unit_name)
@@ -167,7 +163,8 @@ class ForwardGraphRecorder:
         method = "autograd"
         if self.provenance is not None:
             method = "provenance"
-            edges = self._prov_edges | {e for e in edges if e[1] not in self._prov_calls}
+            linked = {c for _, c in self._prov_edges}  # calls provenance knows the sources of
+            edges = self._prov_edges | {e for e in edges if e[1] not in linked}
         current = _assemble(method, self.units, self._calls, edges, [])
         if previous is None:
             return current

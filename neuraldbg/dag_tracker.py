@@ -112,10 +112,11 @@ class DagTracker:
             # part of this pass left no grad_fn chains: follow the values from the next pass
             self._follow_values = self._restart = True
             self._quiet = -1  # (counted up to 0 below) record at least QUIET_FORWARDS more
-        if rec is not None and (self._new_this_forward or self.graph.method == "none"
-                                or (self._restart and rec.provenance is not None)):
+        # the first pass that followed the values replaces what was recorded without
+        replace = rec is not None and self._restart and rec.provenance is not None
+        if rec is not None and (self._new_this_forward or self.graph.method == "none" or replace):
             previous = self.graph
-            if self._restart and rec.provenance is not None:
+            if replace:
                 self._restart = False
                 previous = LayerGraph(method="none", notes=(
                     *self.graph.notes,

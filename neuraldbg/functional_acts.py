@@ -19,15 +19,11 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.overrides import (
-    TorchFunctionMode,
-    _get_current_function_mode_stack,
-    _pop_mode,
-    _push_mode,
-)
+from torch.overrides import TorchFunctionMode, _pop_mode, _push_mode
 from torch.utils.hooks import RemovableHandle
 
 from causal.run import ActivationKind, LayerStat
+from neuraldbg.modes import current_mode, leave
 from neuraldbg.stats import ACT_COLUMNS, activation_fractions
 from neuraldbg.units import Unit, activation_kind
 
@@ -172,10 +168,8 @@ class InnerActivations:
         watch, self.watch = self.watch, None
         if self._popped:  # a hook raised while the watch was off the stack: it stays off
             self._popped = False
-        elif watch is not None and _current_mode() is watch:
-            watch.__exit__(None, None, None)
-        elif watch is not None:  # a mode pushed after ours is still on: ours stays inert
-            watch.paused = True
+        elif watch is not None and not leave(watch):  # a mode pushed after ours is still on:
+            watch.paused = True  # ours stays, inert
         for h in self.handles:
             h.remove()
         self.handles.clear()
@@ -264,7 +258,7 @@ class InnerActivations:
             return
         if paused:
             watch.paused = True
-            if not self._popped and _current_mode() is watch:
+            if not self._popped and current_mode() is watch:
                 _pop_mode()
                 self._popped = True
         else:
@@ -297,8 +291,3 @@ class InnerActivations:
             self.pending.setdefault(idx, []).append(row)
         else:
             self.on_late(idx, row)
-
-
-def _current_mode() -> TorchFunctionMode | None:
-    stack = _get_current_function_mode_stack()
-    return stack[-1] if stack else None

@@ -44,8 +44,8 @@ class GradNorms:
         # parameters whose gradients `_foreach_norm(..., dtype=float32)` refuses: complex ones
         # (spectral weights; their norms are real without a dtype) and float64 ones (no
         # narrowing dtype): their norms are taken in their own precision, then made float32
-        self.complex = {k for k, p in enumerate(cap.grouper.params)
-                        if p.is_complex() or p.dtype == torch.float64}
+        self.own_dtype = {k for k, p in enumerate(cap.grouper.params)
+                          if p.is_complex() or p.dtype == torch.float64}
 
     @property
     def pending(self) -> bool:
@@ -96,8 +96,8 @@ class GradNorms:
         if not b.open or not cap.active:
             return
         try:
-            norms = (torch._foreach_norm(gs, 2, dtype=torch.float32) if not self.complex
-                     else _mixed_norms(ks, gs, self.complex))
+            norms = (torch._foreach_norm(gs, 2, dtype=torch.float32) if not self.own_dtype
+                     else _mixed_norms(ks, gs, self.own_dtype))
             if not b.norm_k:
                 b.norm_k, b.norm_t = ks, list(norms)
             else:  # another backward pass in the same step: the latest norm of each wins
@@ -130,11 +130,12 @@ class GradNorms:
         self.mark = None
 
 
-def _mixed_norms(ks: list[int], gs: list[torch.Tensor], complex_k: set[int]
+def _mixed_norms(ks: list[int], gs: list[torch.Tensor], own_dtype: set[int]
                  ) -> list[torch.Tensor]:
-    """Float32 norms of gradients some of which are complex (parameter indices `ks`)."""
-    real = [g for k, g in zip(ks, gs, strict=True) if k not in complex_k]
-    cplx = [g for k, g in zip(ks, gs, strict=True) if k in complex_k]
-    rn = iter(torch._foreach_norm(real, 2, dtype=torch.float32) if real else ())
-    cn = iter(torch._foreach_norm(cplx, 2) if cplx else ())
-    return [next(cn).float() if k in complex_k else next(rn) for k in ks]
+    """Float32 norms of gradients (parameter indices `ks`) some of which take their norm in
+    their own dtype (complex, float64) and are made float32 after."""
+    rest = [g for k, g in zip(ks, gs, strict=True) if k not in own_dtype]
+    own = [g for k, g in zip(ks, gs, strict=True) if k in own_dtype]
+    rn = iter(torch._foreach_norm(rest, 2, dtype=torch.float32) if rest else ())
+    on = iter(torch._foreach_norm(own, 2) if own else ())
+    return [next(on).float() if k in own_dtype else next(rn) for k in ks]
