@@ -16,7 +16,7 @@ Each mode adds, to a model trained with a plain twin, only raw torch work writte
 How it is timed: each mode trains its model and a plain twin (a deep copy: same weights, same
 batches) in one process, one step of each in turn, the order swapped every step, for S steps
 after W warmup steps. The twins share the host's state (cache, clock, other jobs) step by step,
-so the ratio median(mode steps) / median(twin's plain steps) is stable to about +-0.005 on these
+so the ratio median(mode steps) / median(twin's plain steps) repeats within about 0.01 on these
 shared machines, where separate runs per mode (overhead.py) move by a few percent. Reported
 per model: the median of that ratio over rounds (modes in a shuffled order per round), and the
 extra microseconds per step.
