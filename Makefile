@@ -24,7 +24,10 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -q
+	# pytest, not python -m pytest: the latter puts this folder on sys.path, where datasets/
+	# (no __init__.py) imports as a namespace package that transformers takes for Hugging
+	# Face's datasets library (its Trainer then fails)
+	$(BIN)/pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py

@@ -27,6 +27,7 @@ from neuraldbg.forward_state import EMPTY, ForwardState
 from neuraldbg.functional_acts import InnerActivations, Row, merge_rows
 from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
+from neuraldbg.model_io import arg_names, batch_input, model_loss
 from neuraldbg.nonfinite import forward_origin
 from neuraldbg.packing import collect, queue_quiet
 from neuraldbg.preserve import preserved, runs_collectives
@@ -115,6 +116,11 @@ class StepCapture:
         # activations applied as functions inside units, watched on full-statistics steps
         self.inner = InnerActivations(units, self.kinds, self._inner_kind, self._inner_late)
         self.watch_inner = not is_compiled(dbg.model)
+        # the names of the model's positional arguments, to tell its input batch from masks
+        self.arg_names = arg_names(dbg.model)
+        # whether the user records the loss (record_loss); until then, a loss the model returns
+        # itself (`model_io.model_loss`) is the step's loss
+        self.user_loss = False
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -284,19 +290,16 @@ class StepCapture:
             if not b.open:
                 b = self._begin_step()
             b.forwards += 1
-            x = args[0] if args and type(args[0]) is torch.Tensor else None
-            if x is None or not x.is_floating_point():
-                x = first_float((args, kwargs))
-            if x is None:
-                x = next(iter_tensors((args, kwargs)), None)
-            device = "cpu"
+            x = batch_input(args, kwargs, self.arg_names)
+            if kwargs and "num_items_in_batch" in kwargs:  # Hugging Face's Trainer: the loss a
+                b.model_loss_parts = True  # model returns is its micro-batch's share of the sum
             if x is not None:
-                n = x.numel()
-                if n and x.is_floating_point():  # ids and labels are categories: no scale
-                    b.inputs.append((moments(x), n, x))
-                device = "cpu" if x.is_cpu else x.device.type
-                if torch.is_autocast_enabled(device):
-                    b.amp = str(torch.get_autocast_dtype(device)).replace("torch.", "")
+                b.inputs.append((moments(x), x.numel(), x))
+            else:  # no batch with a scale (ids, labels): the device of any tensor argument
+                x = next(iter_tensors((args, kwargs)), None)
+            device = "cpu" if x is None or x.is_cpu else x.device.type
+            if torch.is_autocast_enabled(device):
+                b.amp = str(torch.get_autocast_dtype(device)).replace("torch.", "")
             dag = self.dag
             assert dag is not None
             dag.begin_forward()
@@ -335,6 +338,10 @@ class StepCapture:
                 else:
                     b.output_nodes += [t.grad_fn for t in iter_tensors(output)
                                        if t.grad_fn is not None]
+                    if not self.user_loss and (loss := model_loss(output)) is not None:
+                        b.model_losses.append(loss.detach().reshape(()))
+                        if b.loss_node is None:
+                            b.loss_node = loss.grad_fn
             if b.stash_on and (entry := output_entry(self.root_slot, output, ())) is not None:
                 b.stash.append(entry)
             dag = self.dag
@@ -382,6 +389,10 @@ class StepCapture:
         if not self.buf.open:
             self._begin_step()
         b = self.buf
+        if not self.user_loss:  # the user's losses from now on, this step's included
+            self.user_loss = True
+            b.model_losses.clear()
+            b.loss_node = None
         if isinstance(loss, torch.Tensor):
             if loss.grad_fn is not None:
                 b.loss_node = loss.grad_fn

@@ -24,7 +24,7 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
     False when the step needs the general path (non-finite, full statistics, ...)."""
     if b.full or b.act or b.stash or b.scale is not None or b.norm_max is None:
         return False
-    loss_t = loss_tensor(b.losses) if b.losses else None
+    loss_t = step_loss(b)
     loss = float(loss_t) if loss_t is not None else (
         b.float_losses[-1] if b.float_losses else None)
     moments = [list(map(float, m)) for m, _, _ in (*b.inputs, *b.targets)]
@@ -44,12 +44,23 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
         cap.analyzer.queue(Deferred(step, b, settings))
     return True
 
+def step_loss(b: StepBuffer) -> torch.Tensor | None:
+    """Step `b`'s loss as one 0-d tensor: the recorded one (the mean of several), else the one
+    the model returned (the sum of its micro-batches' shares under Hugging Face's Trainer, which
+    divides each by the step's item count)."""
+    if b.losses:
+        return loss_tensor(b.losses)
+    if len(b.model_losses) > 1 and b.model_loss_parts:
+        return torch.stack([x.float() for x in b.model_losses]).sum()
+    return loss_tensor(b.model_losses) if b.model_losses else None
+
+
 def collect(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, str],
             weights: bool = False) -> tuple[RawStep, bool]:
     """Pack step `b`'s values in one host-device transfer; with `weights`, the weight and
     update norms too (only right after the step's update). Also: were all finite?"""
     g = Gather(cpu=cap.cpu)
-    loss_t = loss_tensor(b.losses) if b.losses else None
+    loss_t = step_loss(b)
     if loss_t is not None:
         g.add_scalars("loss", (loss_t,))
     for k, (m, _, _) in enumerate(b.inputs):

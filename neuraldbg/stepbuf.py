@@ -105,6 +105,9 @@ class StepBuffer:
     optimizer_stepped: bool = False
     losses: list[Any] = field(default_factory=list)  # tensors (detached, 0-d) and floats
     float_losses: list[float] = field(default_factory=list)  # the floats among them
+    # losses the model returned itself (`model_io.model_loss`), while the user records none
+    model_losses: list[torch.Tensor] = field(default_factory=list)
+    model_loss_parts: bool = False  # they are shares of the step's loss (summed, not averaged)
     # (moments, element count, the batch: dropped once a quiet step is queued)
     inputs: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
     targets: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)

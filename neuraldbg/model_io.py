@@ -1,0 +1,90 @@
+"""What the monitor reads off the model's own call: the input batch among its arguments, and a
+loss the model returns itself.
+
+The input batch is the first floating-point tensor of at least one dimension among the
+arguments (positional first, then keyword; inside tuples, lists and dicts), leaving out those
+passed for a mask or for labels (a parameter or dict key named like `attention_mask`, `src_mask`
+or `labels`): an additive attention mask holds -inf by design, and labels are the loss's
+targets, not the model's input. A 0-d tensor is a setting, not a batch: Hugging Face's Trainer
+passes `num_items_in_batch`, a token count, to every forward; a diffusion model may take its
+timestep or noise level. Token ids and class labels are categories with no scale, so a model
+called with only those has no input batch to measure.
+
+A model that computes its own loss (a Hugging Face model given `labels`) returns it as `loss` in
+its output; `model_loss` finds it, so that `with NeuralDbg(model): trainer.train()` records the
+loss of a loop the user does not write.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import torch
+from torch import nn
+
+
+def arg_names(model: nn.Module) -> tuple[str, ...]:
+    """The names of the model's positional forward parameters, in order (empty when its
+    signature cannot be read)."""
+    try:
+        params = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return tuple(p.name for p in params if p.kind in kinds)
+
+
+def _left_out(name: str | None) -> bool:
+    """An argument named for a mask or for the labels."""
+    if not name:
+        return False
+    low = name.lower()
+    return "mask" in low or low in ("labels", "label")
+
+
+def _named(obj: Any, name: str | None, depth: int = 0) -> Iterator[tuple[str | None, torch.Tensor]]:
+    """(name, tensor) inside an argument: a dict's key names what it holds, a tuple's or list's
+    items keep the name of the argument they were passed for."""
+    if isinstance(obj, torch.Tensor):
+        yield name, obj
+    elif depth < 4 and isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _named(o, name, depth + 1)
+    elif depth < 4 and isinstance(obj, Mapping):
+        for k, o in obj.items():
+            yield from _named(o, str(k), depth + 1)
+
+
+def _is_batch(t: torch.Tensor) -> bool:
+    return t.is_floating_point() and t.dim() > 0 and t.numel() > 0
+
+
+def batch_input(args: tuple[Any, ...], kwargs: Mapping[str, Any], names: tuple[str, ...]
+                ) -> torch.Tensor | None:
+    """The input batch of one call of the model (see the module docstring), or None."""
+    if args and type(args[0]) is torch.Tensor and _is_batch(args[0]) and not (
+            names and _left_out(names[0])):
+        return args[0]  # the common call: model(x)
+    for i, a in enumerate(args):
+        for name, t in _named(a, names[i] if i < len(names) else None):
+            if _is_batch(t) and not _left_out(name):
+                return t
+    for key, a in kwargs.items():
+        for name, t in _named(a, key):
+            if _is_batch(t) and not _left_out(name):
+                return t
+    return None
+
+
+def model_loss(output: Any) -> torch.Tensor | None:
+    """The loss a model returned itself: a one-element floating-point tensor with a gradient,
+    under `loss` in its output (a Hugging Face `ModelOutput` or a dict); else None."""
+    if type(output) is torch.Tensor or not isinstance(output, Mapping):
+        return None
+    loss = output.get("loss")
+    if (isinstance(loss, torch.Tensor) and loss.numel() == 1 and loss.is_floating_point()
+            and loss.grad_fn is not None):
+        return loss
+    return None

@@ -1,0 +1,77 @@
+"""A Hugging Face `Trainer` run under the monitor, with no loop of the user's own:
+`with NeuralDbg(model): trainer.train()`. The model computes its loss from `labels` and the
+Trainer passes `num_items_in_batch` (a 0-d float token count) to every forward; the run must
+record the Trainer's own loss, take no input scale from that count, and train bit-identically."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+from transformers.utils import logging as hf_logging
+
+from causal.diagnose import diagnose, format_diagnosis, is_healthy
+from neuraldbg import NeuralDbg, load_run
+
+
+class _Tokens(torch.utils.data.Dataset):
+    def __len__(self) -> int:
+        return 32
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        ids = torch.randint(0, 64, (16,), generator=torch.Generator().manual_seed(i))
+        return {"input_ids": ids, "labels": ids}
+
+
+def _train(model, out_dir, lr):
+    args = TrainingArguments(
+        output_dir=str(out_dir), per_device_train_batch_size=4, gradient_accumulation_steps=2,
+        max_steps=8, learning_rate=lr, logging_steps=1, report_to=[], save_strategy="no",
+        use_cpu=True, disable_tqdm=True, dataloader_num_workers=0, seed=0)
+    trainer = Trainer(model=model, args=args, train_dataset=_Tokens())
+    trainer.train()
+    return [h["loss"] for h in trainer.state.log_history if "loss" in h]
+
+
+@pytest.fixture
+def gpt2():
+    hf_logging.set_verbosity_error()
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=2, n_head=2, n_embd=32, vocab_size=64, n_positions=32,
+                     bos_token_id=0, eos_token_id=0)
+    return GPT2LMHeadModel(cfg)
+
+
+def test_a_trainer_run_is_recorded_with_the_trainers_loss(gpt2, run_path, tmp_path):
+    plain = copy.deepcopy(gpt2)
+    plain_losses = _train(plain, tmp_path / "plain", 1e-3)
+    path = run_path()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the library's own deprecations
+        with NeuralDbg(gpt2, path=path):
+            losses = _train(gpt2, tmp_path / "monitored", 1e-3)
+    assert losses == plain_losses
+    for p, q in zip(plain.parameters(), gpt2.parameters(), strict=True):
+        assert torch.equal(p, q)
+    assert not gpt2._forward_hooks and not gpt2._forward_pre_hooks
+    run = load_run(path)
+    assert run.meta.get("internal_error") is None
+    recorded = [v for _, v in run.series.get("loss")]
+    assert recorded == pytest.approx(losses, rel=1e-5)  # 8 steps of 2 micro-batches each
+    # token ids have no scale, and the token count the Trainer passes is not a batch
+    assert run.series.get("input_max_abs") == []
+    hyps = diagnose(run)
+    assert is_healthy(hyps), format_diagnosis(hyps)
+
+
+def test_a_trainer_run_at_a_far_too_high_lr_reads_as_such(gpt2, run_path, tmp_path):
+    path = run_path()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with NeuralDbg(gpt2, path=path):
+            _train(gpt2, tmp_path / "monitored", 30.0)
+    hyps = diagnose(load_run(path))
+    assert hyps and hyps[0].cause == "lr_too_high", format_diagnosis(hyps)
