@@ -96,6 +96,13 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
                      threshold: float = REPORT_THRESHOLD, max_evidence: int = 6) -> str:
     """The report people read: `[0.91] description`, evidence lines, fix lines."""
     lines: list[str] = []
+    if not len(run.series) and not run.events:  # the priors alone are no diagnosis
+        lines.append("Nothing to diagnose: no training step was recorded.")
+        said = list(run.meta.get("warnings") or ())
+        lines += [f"  {w}" for w in said] or [
+            "  Did the loop call the monitored model's forward, with gradients on, inside "
+            "the monitor?"]
+        return "\n".join(lines)
     if is_healthy(hypotheses, threshold):
         origin = first_origin(run)
         if origin is None:

@@ -62,6 +62,12 @@ __all__ = ["STASH_MAX_ELEMS", "StashEntry", "StepBuffer", "StepCapture"]
 
 _LAYER_STATS = tuple(s.value for s in LayerStat)
 _CLOSED = StepBuffer()  # the buffer between steps: never written (every writer checks `open`)
+NO_FORWARD = (
+    "neuraldbg: gradients reached the monitored model's parameters, but its forward never ran "
+    "in this step, so nothing of the step is recorded. The loop calls a submodule "
+    "(model.net(x)) or a method other than forward (a LightningModule's training_step), or "
+    "ran the forward before the monitor started: attach the monitor to the module whose "
+    "forward the loop calls, NeuralDbg(model.net).")
 
 
 class StepCapture:
@@ -237,7 +243,9 @@ class StepCapture:
     def backward_begins(self) -> None:
         """A backward pass accumulates its first gradient into the model's parameters."""
         b = self.buf
-        if b.open and not b.backward_seen:
+        if not b.open and not self.replaying:
+            self.dbg._warn(NO_FORWARD)
+        elif b.open and not b.backward_seen:
             b.backward_seen = True
             scale = self._scale_tensor()  # the scale this backward pass used
             if scale is not None:

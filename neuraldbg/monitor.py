@@ -13,10 +13,12 @@ import math
 import numbers
 import os
 import platform
+import sys
 import uuid
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import torch
@@ -38,6 +40,17 @@ from neuraldbg.units import find_units, user_root
 
 _VERSION = "0.1.0"
 DEFAULT_RUN_DIR = "neuraldbg_runs"
+
+
+def _user_stacklevel() -> int:
+    """The `stacklevel` of the innermost caller outside neuraldbg and torch (a hook runs deep
+    inside `loss.backward()`: the warning points at the user's line)."""
+    inside = (os.path.dirname(__file__), os.path.dirname(torch.__file__))
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class NeuralDbgWarning(UserWarning):
@@ -137,6 +150,7 @@ class NeuralDbg:
         self._writer: RunWriter | None = None
         self._capture: StepCapture | None = None
         self._handles: list[RemovableHandle] = []
+        self._warned: list[str] = []  # the misuse warnings given (`_warn`)
         self._state = "new"
 
     # ------------------------------------------------------------------ lifecycle
@@ -279,6 +293,17 @@ class NeuralDbg:
         from causal.diagnose import diagnose
 
         return diagnose(self.run)
+
+    def _warn(self, message: str) -> None:
+        """A misuse the monitor sees but cannot mend (training goes on): warn once, and keep the
+        message in the run file (`run.meta["warnings"]`), where the report repeats it."""
+        if message in self._warned:
+            return
+        self._warned.append(message)
+        warnings.warn(message, NeuralDbgWarning, stacklevel=_user_stacklevel())
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.set_meta(warnings=list(self._warned))
 
     def _internal_error(self, where: str, e: BaseException) -> None:
         """A bug in neuraldbg must never stop training: warn once, stop recording, keep the run."""

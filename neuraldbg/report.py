@@ -67,6 +67,9 @@ def format_run(run: Run, max_events: int = 25) -> str:
         f" . {n} steps recorded . status {meta.get('status', '?')}"
         f" . layer graph by {run.dag.method}",
     ]
+    if meta.get("internal_error"):
+        lines.append(f"  recording stopped after an internal error: {meta['internal_error']}")
+    lines += [f"  warning: {w}" for w in meta.get("warnings") or ()]
     origin = run.first_nonfinite
     lines.append("")
     if origin is None:

@@ -15,6 +15,7 @@ from neuraldbg import (
     MonitorStateError,
     NeuralDbg,
     NeuralDbgError,
+    NeuralDbgWarning,
     RecordError,
     RunFileError,
     load_run,
@@ -779,3 +780,42 @@ def test_batched_analysis_matches_step_by_step_analysis(run_path, monkeypatch):
     for column in one.series.columns:
         if column != "full_stats":
             assert same_values(batched.series.get(column), one.series.get(column)), column
+
+
+class _Wrapper(nn.Module):
+    """A LightningModule's shape: the loop calls training_step, which calls a submodule."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+
+    def training_step(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return nn.functional.mse_loss(self.net(x), y)
+
+
+def test_a_loop_that_never_calls_the_monitored_forward_is_told_how_to_attach(run_path):
+    from causal.diagnose import diagnose, format_diagnosis
+
+    torch.manual_seed(0)
+    model = _Wrapper()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    path = run_path()
+    with pytest.warns(NeuralDbgWarning, match=r"its forward never ran .* NeuralDbg\(model\.net\)"
+                      ), NeuralDbg(model, path=path):
+        for _ in range(3):
+            opt.zero_grad()
+            model.training_step(torch.randn(4, 8), torch.randn(4, 1)).backward()
+            opt.step()
+    run = load_run(path)
+    assert len(run.series) == 0 and len(run.meta["warnings"]) == 1  # said once
+    report = format_diagnosis(run, diagnose(run))
+    assert report.startswith("Nothing to diagnose: no training step was recorded.")
+    assert "NeuralDbg(model.net)" in report
+    # attached to the module the loop calls, the same loop is recorded
+    path = run_path()
+    with NeuralDbg(model.net, path=path):
+        for _ in range(3):
+            opt.zero_grad()
+            model.training_step(torch.randn(4, 8), torch.randn(4, 1)).backward()
+            opt.step()
+    assert len(load_run(path).series) == 3
