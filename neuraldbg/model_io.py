@@ -37,11 +37,12 @@ def arg_names(model: nn.Module) -> tuple[str, ...]:
 
 
 def _left_out(name: str | None) -> bool:
-    """An argument named for a mask or for the labels."""
+    """An argument named for a mask (`mask`, `attention_mask`, `src_key_padding_mask`; not
+    `masked_images`) or for the labels."""
     if not name:
         return False
-    low = name.lower()
-    return "mask" in low or low in ("labels", "label")
+    words = name.lower().split("_")
+    return "mask" in words or "masks" in words or words in (["labels"], ["label"])
 
 
 def _named(obj: Any, name: str | None, depth: int = 0) -> Iterator[tuple[str | None, torch.Tensor]]:

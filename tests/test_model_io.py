@@ -46,6 +46,7 @@ def test_masks_and_labels_are_not_the_input_batch():
     assert batch_input((IDS,), {"attention_mask": additive, "labels": X}, names) is None
     assert batch_input((additive, X), {}, ("src_mask", "src")) is X
     assert batch_input((X,), {}, ("key_padding_mask",)) is None
+    assert batch_input((X,), {}, ("masked_images",)) is X  # an input, not a mask
 
 
 def test_a_loss_the_model_returns_is_found_in_a_mapping_output():
