@@ -811,6 +811,9 @@ def test_a_loop_that_never_calls_the_monitored_forward_is_told_how_to_attach(run
     report = format_diagnosis(run, diagnose(run))
     assert report.startswith("Nothing to diagnose: no training step was recorded.")
     assert "NeuralDbg(model.net)" in report
+    from neuraldbg.report import format_run
+
+    assert "warning: neuraldbg: gradients reached" in format_run(run)  # neuraldbg show
     # attached to the module the loop calls, the same loop is recorded
     path = run_path()
     with NeuralDbg(model.net, path=path):
