@@ -44,6 +44,7 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
         cap.analyzer.queue(Deferred(step, b, settings))
     return True
 
+
 def step_loss(b: StepBuffer) -> torch.Tensor | None:
     """Step `b`'s loss as one 0-d tensor: the recorded one (the mean of several), else the one
     the model returned (the sum of its micro-batches' shares under Hugging Face's Trainer, which
