@@ -27,7 +27,7 @@ from neuraldbg.forward_state import EMPTY, ForwardState
 from neuraldbg.functional_acts import InnerActivations, Row, merge_rows
 from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
-from neuraldbg.model_io import arg_names, batch_input, model_loss
+from neuraldbg.model_io import arg_names, batch_input, model_loss, model_targets
 from neuraldbg.nonfinite import forward_origin
 from neuraldbg.packing import collect, queue_quiet
 from neuraldbg.preserve import preserved, runs_collectives
@@ -299,8 +299,11 @@ class StepCapture:
                 b = self._begin_step()
             b.forwards += 1
             x = batch_input(args, kwargs, self.arg_names)
-            if kwargs and "num_items_in_batch" in kwargs:  # Hugging Face's Trainer: the loss a
-                b.model_loss_parts = True  # model returns is its micro-batch's share of the sum
+            if kwargs and not self.user_loss:  # a model that computes its own loss
+                if "num_items_in_batch" in kwargs:  # Hugging Face's Trainer: the loss it
+                    b.model_loss_parts = True  # returns is its micro-batch's share of the sum
+                if (y := model_targets(kwargs)) is not None:
+                    b.targets.append((moments(y), y.numel(), y))
             if x is not None:
                 b.inputs.append((moments(x), x.numel(), x))
             else:  # no batch with a scale (ids, labels): the device of any tensor argument
@@ -401,6 +404,7 @@ class StepCapture:
             self.user_loss = True
             b.model_losses.clear()
             b.loss_node = None
+            b.targets.clear()  # the model's labels too: the user's targets or none
         if isinstance(loss, torch.Tensor):
             if loss.grad_fn is not None:
                 b.loss_node = loss.grad_fn

@@ -11,8 +11,9 @@ timestep or noise level. Token ids and class labels are categories with no scale
 called with only those has no input batch to measure.
 
 A model that computes its own loss (a Hugging Face model given `labels`) returns it as `loss` in
-its output; `model_loss` finds it, so that `with NeuralDbg(model): trainer.train()` records the
-loss of a loop the user does not write.
+its output; `model_loss` finds it, and `model_targets` takes floating-point `labels` for the
+targets, so that `with NeuralDbg(model): trainer.train()` records the loss and the targets of a
+loop the user does not write.
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ def batch_input(args: tuple[Any, ...], kwargs: Mapping[str, Any], names: tuple[s
             if _is_batch(t) and not _left_out(name):
                 return t
     return None
+
+
+def model_targets(kwargs: Mapping[str, Any]) -> torch.Tensor | None:
+    """The targets of a model that computes its own loss: floating-point `labels` passed by
+    keyword (a regression's values; class labels and token ids are categories, no scale)."""
+    y = kwargs.get("labels")
+    return y if isinstance(y, torch.Tensor) and _is_batch(y) else None
 
 
 def model_loss(output: Any) -> torch.Tensor | None:

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from neuraldbg import NeuralDbg, load_run
-from neuraldbg.model_io import arg_names, batch_input, model_loss
+from neuraldbg.model_io import arg_names, batch_input, model_loss, model_targets
 
 IDS = torch.randint(0, 10, (4, 6))
 X = torch.randn(4, 6)
@@ -119,3 +119,39 @@ def test_micro_batch_shares_of_a_trainer_loss_add_up_to_the_step_loss(run_path):
     (num_items_in_batch): the step's loss is their sum, as the Trainer logs it."""
     run, seen = _train(run_path, accumulate=3)
     assert [v for _, v in run.series.get("loss")] == pytest.approx(seen, rel=1e-6)
+
+
+class _SelfRegressor(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 1))
+
+    def forward(self, x, labels=None):
+        out = {"logits": self.net(x)}
+        if labels is not None:
+            out["loss"] = nn.functional.mse_loss(out["logits"].squeeze(-1), labels)
+        return out
+
+
+def test_float_labels_of_a_model_that_computes_its_loss_are_its_targets(run_path):
+    def train(user: bool) -> object:
+        torch.manual_seed(0)
+        model = _SelfRegressor()
+        opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+        path = run_path()
+        with NeuralDbg(model, path=path) as dbg:
+            for _ in range(4):
+                opt.zero_grad()
+                x = torch.randn(8, 6)
+                out = model(x, labels=500.0 + x[:, 0])
+                out["loss"].backward()
+                if user:
+                    dbg.record_loss(out["loss"])
+                opt.step()
+        return load_run(path)
+
+    targets = [v for _, v in train(user=False).series.get("target_max_abs")]
+    assert len(targets) == 4 and all(400 < v < 510 for v in targets)
+    # once the user records the loss, the targets are the user's (none here), every step
+    assert train(user=True).series.get("target_max_abs") == []
+    assert model_targets({"labels": IDS}) is None  # class labels: categories, no scale
