@@ -70,6 +70,10 @@ NO_FORWARD = (
     "forward the loop calls, NeuralDbg(model.net).")
 
 
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
 class StepCapture:
     """Holds the per-step state of one monitor; the monitor owns its lifetime."""
 
@@ -127,6 +131,9 @@ class StepCapture:
         # whether the user records the loss (record_loss); until then, a loss the model returns
         # itself (`model_io.model_loss`) is the step's loss
         self.user_loss = False
+        # the autocast dtype a model's forward enters by itself (not in force when it is
+        # called), learnt on a full-statistics step
+        self.inner_amp: str | None = None
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -207,6 +214,12 @@ class StepCapture:
                     self.inner.pause(True)
                 if t is None or not t.is_floating_point():
                     return
+                if b.amp == "none" and torch.is_autocast_enabled(t.device.type):
+                    # a forward that enters autocast itself (Accelerate, and so Hugging Face's
+                    # Trainer, wraps the model's forward in it): seen on full-statistics steps
+                    # only, it holds for the steps after them too
+                    b.amp = self.inner_amp = _dtype_name(torch.get_autocast_dtype(
+                        t.device.type))
                 if self.fwd_slow or name not in order:
                     dag = self.dag
                     if dag is not None and (dag.recording or name not in order):
@@ -310,7 +323,9 @@ class StepCapture:
                 x = next(iter_tensors((args, kwargs)), None)
             device = "cpu" if x is None or x.is_cpu else x.device.type
             if torch.is_autocast_enabled(device):
-                b.amp = str(torch.get_autocast_dtype(device)).replace("torch.", "")
+                b.amp = _dtype_name(torch.get_autocast_dtype(device))
+            elif self.inner_amp is not None:  # autocast entered inside the model's forward
+                b.amp = self.inner_amp
             dag = self.dag
             assert dag is not None
             dag.begin_forward()

@@ -26,11 +26,11 @@ class _Tokens(torch.utils.data.Dataset):
         return {"input_ids": ids, "labels": ids}
 
 
-def _train(model, out_dir, lr):
+def _train(model, out_dir, lr, **extra):
     args = TrainingArguments(
         output_dir=str(out_dir), per_device_train_batch_size=4, gradient_accumulation_steps=2,
         max_steps=8, learning_rate=lr, logging_steps=1, report_to=[], save_strategy="no",
-        use_cpu=True, disable_tqdm=True, dataloader_num_workers=0, seed=0)
+        use_cpu=True, disable_tqdm=True, dataloader_num_workers=0, seed=0, **extra)
     trainer = Trainer(model=model, args=args, train_dataset=_Tokens())
     trainer.train()
     return [h["loss"] for h in trainer.state.log_history if "loss" in h]
@@ -75,3 +75,17 @@ def test_a_trainer_run_at_a_far_too_high_lr_reads_as_such(gpt2, run_path, tmp_pa
             _train(gpt2, tmp_path / "monitored", 30.0)
     hyps = diagnose(load_run(path))
     assert hyps and hyps[0].cause == "lr_too_high", format_diagnosis(hyps)
+
+
+def test_the_trainers_mixed_precision_is_the_runs_precision(gpt2, run_path, tmp_path):
+    """Accelerate enters autocast inside the model's forward (it wraps it), where the
+    monitor's pre-hook cannot see it: learnt on the first full-statistics step, it holds for
+    every step (the fp16 checks depend on it)."""
+    path = run_path()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with NeuralDbg(gpt2, path=path):
+            _train(gpt2, tmp_path / "monitored", 1e-3, bf16=True)
+    run = load_run(path)
+    assert [(c.step, c.value) for c in run.settings if c.key == "amp_dtype"] == [
+        (0, "bfloat16")]
