@@ -69,6 +69,13 @@ NO_FORWARD = (
     "ran the forward before the monitor started: attach the monitor to the module whose "
     "forward the loop calls, NeuralDbg(model.net).")
 
+NO_LOSS_STEPS = 10
+NO_LOSS = (
+    f"neuraldbg: no loss was recorded in the first {NO_LOSS_STEPS} steps, so the loss's spikes, "
+    "divergence and stalls go unseen: call dbg.record_loss(loss) once per step (a tensor, no "
+    "sync), or let the model return its loss as `loss` in a dict or ModelOutput, as Hugging "
+    "Face models do.")
+
 
 def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
@@ -134,6 +141,7 @@ class StepCapture:
         # the autocast dtype a model's forward enters by itself (not in force when it is
         # called), learnt on a full-statistics step
         self.inner_amp: str | None = None
+        self.lossless: int | None = 0  # steps closed with no loss, until one has one
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -535,6 +543,13 @@ class StepCapture:
     def _close(self, step: int, b: StepBuffer) -> None:
         if self.grads.pending:  # a backward pass that did not reach its end (it raised)
             self.grads.flush(b)
+        if self.lossless is not None:  # the steps closed before a loss was first recorded
+            if b.losses or b.model_losses:
+                self.lossless = None
+            else:
+                self.lossless += 1
+                if self.lossless == NO_LOSS_STEPS:
+                    self.dbg._warn(NO_LOSS)
         settings = self._settings(b)
         weights = self.weights_ready and self.schedule.weights(step)
         if self.cpu and not weights and queue_quiet(self, step, b, settings):

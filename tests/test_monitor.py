@@ -822,3 +822,19 @@ def test_a_loop_that_never_calls_the_monitored_forward_is_told_how_to_attach(run
             model.training_step(torch.randn(4, 8), torch.randn(4, 1)).backward()
             opt.step()
     assert len(load_run(path).series) == 3
+
+
+def test_a_run_without_a_loss_is_told_to_record_one(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    path = run_path()
+    with pytest.warns(NeuralDbgWarning, match=r"no loss was recorded in the first 10 steps"
+                      ), NeuralDbg(model, path=path):
+        for _ in range(12):
+            opt.zero_grad()
+            nn.functional.mse_loss(model(torch.randn(4, 8)), torch.randn(4, 1)).backward()
+            opt.step()
+    run = load_run(path)
+    assert len(run.series) == 12 and len(run.meta["warnings"]) == 1
+    assert run.series.get("loss") == []
