@@ -76,6 +76,13 @@ NO_LOSS = (
     "sync), or let the model return its loss as `loss` in a dict or ModelOutput, as Hugging "
     "Face models do.")
 
+SCALER_CHECKS = 5
+NO_SCALER = (
+    "neuraldbg: a GradScaler unscaled the gradients before the optimizer's step (they shrank "
+    "by exactly {factor:.0f}), but the monitor was not given it, so gradient norms are recorded "
+    "as scaled (large) and the steps the scaler skips as non-finite gradients: pass it, "
+    "NeuralDbg(model, scaler=scaler) (Hugging Face's Trainer: scaler=trainer.accelerator.scaler).")
+
 
 def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
@@ -142,6 +149,8 @@ class StepCapture:
         # called), learnt on a full-statistics step
         self.inner_amp: str | None = None
         self.lossless: int | None = 0  # steps closed with no loss, until one has one
+        # optimizer steps left on which to look for a GradScaler the user did not pass
+        self.scaler_checks = SCALER_CHECKS
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -408,6 +417,17 @@ class StepCapture:
         several forward passes in one step, which must not each end a step."""
         if self.active and self.bound_optimizer is None:
             self._bound(opt)
+        if self.scaler_checks and self.active and self.dbg.scaler is None and self.buf.open \
+                and self.buf.norm_k and self._bound(opt):
+            self.scaler_checks -= 1
+            try:
+                factor = self.grads.unscaled_by(self.buf)
+            except Exception as e:
+                self.dbg._internal_error("checking for a GradScaler", e)
+                return
+            if factor is not None:
+                self.scaler_checks = 0
+                self.dbg._warn(NO_SCALER.format(factor=factor))
 
     def on_optimizer_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if not self.active or not self._bound(opt):

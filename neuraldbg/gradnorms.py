@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from neuraldbg.units import norm32
+
 if TYPE_CHECKING:
     from neuraldbg.capture import StepCapture
     from neuraldbg.stepbuf import StepBuffer
@@ -111,6 +113,24 @@ class GradNorms:
                     cap.hunt_now(b)
         except Exception as e:
             cap.dbg._internal_error("gradient norms", e)
+
+    def unscaled_by(self, b: StepBuffer) -> float | None:
+        """The factor the gradients shrank by since step `b`'s backward pass ended, when it is
+        an exact power of two of at least 2^8: a GradScaler unscaled them in place (clipping
+        scales by max_norm / total norm, never exactly so). Reads one gradient's norm (a sync
+        on an accelerator: asked on a few steps only)."""
+        for k, t in zip(b.norm_k, b.norm_t, strict=True):
+            g = self.cap.grouper.params[k].grad
+            before = float(t)
+            if g is None or g.is_sparse or g.is_complex() or not (0 < before < math.inf):
+                continue
+            now = float(norm32(g.detach()))
+            if not 0 < now < before:
+                return None
+            ratio = math.log2(before / now)
+            return 2.0 ** round(ratio) if ratio > 7.99 and abs(ratio - round(ratio)) < 1e-3 \
+                else None
+        return None
 
     def untouched(self) -> bool:
         """Whether the gradients are still as the last backward pass left them (not zeroed,

@@ -838,3 +838,44 @@ def test_a_run_without_a_loss_is_told_to_record_one(run_path):
     run = load_run(path)
     assert len(run.series) == 12 and len(run.meta["warnings"]) == 1
     assert run.series.get("loss") == []
+
+
+def _scaled_loop(model, dbg, scaler=None, clip=None, steps=6):
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for _ in range(steps):
+        opt.zero_grad()
+        x = torch.randn(8, 8)
+        loss = nn.functional.mse_loss(model(x), x[:, :1])
+        (scaler.scale(loss) if scaler is not None else loss).backward()
+        dbg.record_loss(loss)
+        if scaler is not None:
+            scaler.unscale_(opt)
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        if scaler is not None:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+
+
+def test_a_gradscaler_not_given_to_the_monitor_is_named(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+    path = run_path()
+    with pytest.warns(NeuralDbgWarning, match=r"shrank by exactly 65536.*scaler=scaler"), \
+            NeuralDbg(model, path=path) as dbg:
+        _scaled_loop(model, dbg, torch.amp.GradScaler("cpu"))
+    assert len(load_run(path).meta["warnings"]) == 1
+    # given to the monitor: nothing to say (pytest turns any warning into an error)
+    with NeuralDbg(model, path=run_path(), scaler=(scaler := torch.amp.GradScaler("cpu"))
+                   ) as dbg:
+        _scaled_loop(model, dbg, scaler)
+
+
+def test_clipped_gradients_are_not_taken_for_a_gradscaler(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+    for clip in (1e-3, 0.25, 100.0):  # clipping hard, a little, not at all
+        with NeuralDbg(model, path=run_path()) as dbg:
+            _scaled_loop(model, dbg, clip=clip)
