@@ -27,7 +27,7 @@ from neuraldbg.forward_state import EMPTY, ForwardState
 from neuraldbg.functional_acts import InnerActivations, Row, merge_rows
 from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
-from neuraldbg.model_io import arg_names, batch_input, model_loss, model_targets
+from neuraldbg.model_io import ArgNames, batch_input, model_loss, model_targets
 from neuraldbg.nonfinite import forward_origin
 from neuraldbg.packing import collect, queue_quiet
 from neuraldbg.preserve import preserved, runs_collectives
@@ -141,7 +141,7 @@ class StepCapture:
         self.inner = InnerActivations(units, self.kinds, self._inner_kind, self._inner_late)
         self.watch_inner = not is_compiled(dbg.model)
         # the names of the model's positional arguments, to tell its input batch from masks
-        self.arg_names = arg_names(dbg.model)
+        self.arg_names = ArgNames.of(dbg.model)
         # whether the user records the loss (record_loss); until then, a loss the model returns
         # itself (`model_io.model_loss`) is the step's loss
         self.user_loss = False

@@ -26,15 +26,26 @@ import torch
 from torch import nn
 
 
-def arg_names(model: nn.Module) -> tuple[str, ...]:
-    """The names of the model's positional forward parameters, in order (empty when its
-    signature cannot be read)."""
-    try:
-        params = inspect.signature(model.forward).parameters.values()
-    except (TypeError, ValueError):
-        return ()
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return tuple(p.name for p in params if p.kind in kinds)
+class ArgNames:
+    """The names of the model's positional forward parameters, in order (none when its
+    signature cannot be read), and which of them are left out of the input batch (read once:
+    `batch_input` runs at every step)."""
+
+    def __init__(self, names: tuple[str, ...] = ()) -> None:
+        self.names = names
+        self.first_left_out = bool(names) and _left_out(names[0])
+
+    @classmethod
+    def of(cls, model: nn.Module) -> ArgNames:
+        try:
+            params = inspect.signature(model.forward).parameters.values()
+        except (TypeError, ValueError):
+            return cls()
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        return cls(tuple(p.name for p in params if p.kind in kinds))
+
+    def __getitem__(self, i: int) -> str | None:
+        return self.names[i] if i < len(self.names) else None
 
 
 def _left_out(name: str | None) -> bool:
@@ -63,14 +74,14 @@ def _is_batch(t: torch.Tensor) -> bool:
     return t.is_floating_point() and t.dim() > 0 and t.numel() > 0
 
 
-def batch_input(args: tuple[Any, ...], kwargs: Mapping[str, Any], names: tuple[str, ...]
+def batch_input(args: tuple[Any, ...], kwargs: Mapping[str, Any], names: ArgNames
                 ) -> torch.Tensor | None:
     """The input batch of one call of the model (see the module docstring), or None."""
-    if args and type(args[0]) is torch.Tensor and _is_batch(args[0]) and not (
-            names and _left_out(names[0])):
-        return args[0]  # the common call: model(x)
+    if args and type(x := args[0]) is torch.Tensor and x.is_floating_point() and x.dim() \
+            and x.numel() and not names.first_left_out:
+        return x  # the common call: model(x)
     for i, a in enumerate(args):
-        for name, t in _named(a, names[i] if i < len(names) else None):
+        for name, t in _named(a, names[i]):
             if _is_batch(t) and not _left_out(name):
                 return t
     for key, a in kwargs.items():

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from neuraldbg import NeuralDbg, load_run
-from neuraldbg.model_io import arg_names, batch_input, model_loss, model_targets
+from neuraldbg.model_io import ArgNames, batch_input, model_loss, model_targets
 
 IDS = torch.randint(0, 10, (4, 6))
 X = torch.randn(4, 6)
@@ -25,28 +25,28 @@ class _Scaled(nn.Module):
 
 
 def test_the_input_batch_is_the_first_float_tensor_with_a_batch_dimension():
-    assert batch_input((X,), {}, ("x",)) is X
+    assert batch_input((X,), {}, ArgNames(("x",))) is X
     # a 0-d tensor is a setting (a token count, a timestep), not the batch
-    assert batch_input((torch.tensor(0.5), X), {}, arg_names(_Scaled())) is X
+    assert batch_input((torch.tensor(0.5), X), {}, ArgNames.of(_Scaled())) is X
     assert batch_input((), {"input_ids": IDS, "num_items_in_batch": torch.tensor(24.0),
-                            "inputs_embeds": X}, ()) is X
+                            "inputs_embeds": X}, ArgNames()) is X
     # token ids are categories: no input batch to measure
-    assert batch_input((IDS,), {"num_items_in_batch": torch.tensor(24.0)}, ()) is None
+    assert batch_input((IDS,), {"num_items_in_batch": torch.tensor(24.0)}, ArgNames()) is None
     # nested: a dict batch's keys name its parts
-    assert batch_input(({"mask": torch.ones(4, 6), "image": X},), {}, ("batch",)) is X
-    assert batch_input(([IDS, X],), {}, ()) is X
-    assert batch_input((torch.empty(0, 3), X), {}, ()) is X
+    assert batch_input(({"mask": torch.ones(4, 6), "image": X},), {}, ArgNames(("batch",))) is X
+    assert batch_input(([IDS, X],), {}, ArgNames()) is X
+    assert batch_input((torch.empty(0, 3), X), {}, ArgNames()) is X
 
 
 def test_masks_and_labels_are_not_the_input_batch():
     additive = torch.zeros(4, 6).masked_fill(torch.rand(4, 6) > 0.5, float("-inf"))
-    names = arg_names(_Masked())
-    assert names == ("input_ids", "attention_mask", "labels", "num_items_in_batch")
+    names = ArgNames.of(_Masked())
+    assert names.names == ("input_ids", "attention_mask", "labels", "num_items_in_batch")
     assert batch_input((IDS, additive), {}, names) is None
     assert batch_input((IDS,), {"attention_mask": additive, "labels": X}, names) is None
-    assert batch_input((additive, X), {}, ("src_mask", "src")) is X
-    assert batch_input((X,), {}, ("key_padding_mask",)) is None
-    assert batch_input((X,), {}, ("masked_images",)) is X  # an input, not a mask
+    assert batch_input((additive, X), {}, ArgNames(("src_mask", "src"))) is X
+    assert batch_input((X,), {}, ArgNames(("key_padding_mask",))) is None
+    assert batch_input((X,), {}, ArgNames(("masked_images",))) is X  # an input, not a mask
 
 
 def test_a_loss_the_model_returns_is_found_in_a_mapping_output():
