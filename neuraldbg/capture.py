@@ -27,7 +27,13 @@ from neuraldbg.forward_state import EMPTY, ForwardState
 from neuraldbg.functional_acts import InnerActivations, Row, merge_rows
 from neuraldbg.gather import Gather
 from neuraldbg.gradnorms import GradNorms
-from neuraldbg.model_io import ArgNames, batch_input, model_loss, model_targets
+from neuraldbg.model_io import (
+    ArgNames,
+    batch_input,
+    loss_is_share,
+    model_loss,
+    model_targets,
+)
 from neuraldbg.nonfinite import forward_origin
 from neuraldbg.packing import collect, queue_quiet
 from neuraldbg.preserve import preserved, runs_collectives
@@ -53,7 +59,7 @@ from neuraldbg.stepbuf import (
     stash_entries,
 )
 from neuraldbg.transitions import TransitionDetector
-from neuraldbg.units import Unit, is_compiled, user_root
+from neuraldbg.units import Unit, dtype_name, is_compiled, user_root
 
 if TYPE_CHECKING:
     from neuraldbg.monitor import NeuralDbg
@@ -82,10 +88,6 @@ NO_SCALER = (
     "by exactly {factor:.0f}), but the monitor was not given it, so gradient norms are recorded "
     "as scaled (large) and the steps the scaler skips as non-finite gradients: pass it, "
     "NeuralDbg(model, scaler=scaler) (Hugging Face's Trainer: scaler=trainer.accelerator.scaler).")
-
-
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).replace("torch.", "")
 
 
 class StepCapture:
@@ -150,7 +152,7 @@ class StepCapture:
         self.inner_amp: str | None = None
         self.lossless: int | None = 0  # steps closed with no loss, until one has one
         # optimizer steps left on which to look for a GradScaler the user did not pass
-        self.scaler_checks = SCALER_CHECKS
+        self.scaler_checks = SCALER_CHECKS if dbg.scaler is None else 0
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -235,7 +237,7 @@ class StepCapture:
                     # a forward that enters autocast itself (Accelerate, and so Hugging Face's
                     # Trainer, wraps the model's forward in it): seen on full-statistics steps
                     # only, it holds for the steps after them too
-                    b.amp = self.inner_amp = _dtype_name(torch.get_autocast_dtype(
+                    b.amp = self.inner_amp = dtype_name(torch.get_autocast_dtype(
                         t.device.type))
                 if self.fwd_slow or name not in order:
                     dag = self.dag
@@ -330,8 +332,7 @@ class StepCapture:
             b.forwards += 1
             x = batch_input(args, kwargs, self.arg_names)
             if kwargs and not self.user_loss:  # a model that computes its own loss
-                if "num_items_in_batch" in kwargs:  # Hugging Face's Trainer: the loss it
-                    b.model_loss_parts = True  # returns is its micro-batch's share of the sum
+                b.model_loss_parts |= loss_is_share(kwargs)
                 if (y := model_targets(kwargs)) is not None:
                     b.targets.append((moments(y), y.numel(), y))
             if x is not None:
@@ -340,7 +341,7 @@ class StepCapture:
                 x = next(iter_tensors((args, kwargs)), None)
             device = "cpu" if x is None or x.is_cpu else x.device.type
             if torch.is_autocast_enabled(device):
-                b.amp = _dtype_name(torch.get_autocast_dtype(device))
+                b.amp = dtype_name(torch.get_autocast_dtype(device))
             elif self.inner_amp is not None:  # autocast entered inside the model's forward
                 b.amp = self.inner_amp
             dag = self.dag
@@ -415,19 +416,23 @@ class StepCapture:
                               kwargs: Any) -> None:
         """Know the optimizer before its first update: one that runs a closure (LBFGS) runs
         several forward passes in one step, which must not each end a step."""
-        if self.active and self.bound_optimizer is None:
-            self._bound(opt)
-        if self.scaler_checks and self.active and self.dbg.scaler is None and self.buf.open \
-                and self.buf.norm_k and self._bound(opt):
-            self.scaler_checks -= 1
-            try:
-                factor = self.grads.unscaled_by(self.buf)
-            except Exception as e:
-                self.dbg._internal_error("checking for a GradScaler", e)
-                return
-            if factor is not None:
-                self.scaler_checks = 0
-                self.dbg._warn(NO_SCALER.format(factor=factor))
+        if not self.active or (self.bound_optimizer is not None and not self.scaler_checks):
+            return
+        if self._bound(opt) and self.scaler_checks and self.buf.open and self.buf.norm_k:
+            self._look_for_scaler()
+
+    def _look_for_scaler(self) -> None:
+        """On the first steps, warn when a GradScaler the monitor was not given unscaled the
+        gradients (`GradNorms.unscaled_by`)."""
+        self.scaler_checks -= 1
+        try:
+            factor = self.grads.unscaled_by(self.buf)
+        except Exception as e:
+            self.dbg._internal_error("checking for a GradScaler", e)
+            return
+        if factor is not None:
+            self.scaler_checks = 0
+            self.dbg._warn(NO_SCALER.format(factor=factor))
 
     def on_optimizer_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if not self.active or not self._bound(opt):

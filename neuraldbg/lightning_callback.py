@@ -51,20 +51,12 @@ class NeuralDbgCallback(pl.Callback):
         return self.dbg.run
 
     def _target(self, pl_module: nn.Module) -> nn.Module:
-        if not self.module:
-            return pl_module
-        target: Any = pl_module
-        for part in self.module.split("."):
-            if not hasattr(target, part):
-                raise AttributeError(
-                    f"NeuralDbgCallback(module={self.module!r}): {type(target).__name__} has no "
-                    f"attribute {part!r}; name the submodule training_step calls, as a dotted "
-                    "path from the LightningModule")
-            target = getattr(target, part)
-        if not isinstance(target, nn.Module):
-            raise TypeError(f"NeuralDbgCallback(module={self.module!r}) is a "
-                            f"{type(target).__name__}, not an nn.Module")
-        return target
+        try:
+            return pl_module.get_submodule(self.module or "")
+        except AttributeError as e:
+            raise AttributeError(
+                f"NeuralDbgCallback(module={self.module!r}): {e}; name the submodule "
+                "training_step calls, as a dotted path from the LightningModule") from None
 
     def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
         if self.dbg is not None:

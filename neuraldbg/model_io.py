@@ -77,8 +77,7 @@ def _is_batch(t: torch.Tensor) -> bool:
 def batch_input(args: tuple[Any, ...], kwargs: Mapping[str, Any], names: ArgNames
                 ) -> torch.Tensor | None:
     """The input batch of one call of the model (see the module docstring), or None."""
-    if args and type(x := args[0]) is torch.Tensor and x.is_floating_point() and x.dim() \
-            and x.numel() and not names.first_left_out:
+    if args and type(x := args[0]) is torch.Tensor and _is_batch(x) and not names.first_left_out:
         return x  # the common call: model(x)
     for i, a in enumerate(args):
         for name, t in _named(a, names[i]):
@@ -96,6 +95,12 @@ def model_targets(kwargs: Mapping[str, Any]) -> torch.Tensor | None:
     keyword (a regression's values; class labels and token ids are categories, no scale)."""
     y = kwargs.get("labels")
     return y if isinstance(y, torch.Tensor) and _is_batch(y) else None
+
+
+def loss_is_share(kwargs: Mapping[str, Any]) -> bool:
+    """Whether the loss the model returns is its micro-batch's share of the step's summed loss:
+    Hugging Face's Trainer passes `num_items_in_batch`, the step's item count, to divide by."""
+    return "num_items_in_batch" in kwargs
 
 
 def model_loss(output: Any) -> torch.Tensor | None:

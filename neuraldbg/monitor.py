@@ -36,7 +36,7 @@ from neuraldbg.capture import StepCapture
 from neuraldbg.schedule import Schedule, resolve
 from neuraldbg.stats import iter_tensors
 from neuraldbg.transitions import Thresholds
-from neuraldbg.units import find_units, user_root
+from neuraldbg.units import dtype_name, find_units, user_root
 
 _VERSION = "0.1.0"
 DEFAULT_RUN_DIR = "neuraldbg_runs"
@@ -214,7 +214,7 @@ class NeuralDbg:
             "python_version": platform.python_version(),
             "model_class": type(self.model).__name__,
             "device": str(p.device) if p is not None else "cpu",
-            "param_dtype": str(p.dtype).replace("torch.", "") if p is not None else None,
+            "param_dtype": dtype_name(p.dtype) if p is not None else None,
             "n_params": sum(q.numel() for q in self.model.parameters()),
             "n_units": len(units),
             "preset": self.preset,

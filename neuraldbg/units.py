@@ -114,6 +114,11 @@ def _main_weight(params: Sequence[nn.Parameter]) -> nn.Parameter | None:
     return best
 
 
+def dtype_name(dtype: torch.dtype) -> str:
+    """"float16", not "torch.float16" (as the run file records dtypes)."""
+    return str(dtype).replace("torch.", "")
+
+
 def norm32(t: torch.Tensor) -> torch.Tensor:
     """The L2 norm of `t` as a 0-d float32 tensor: accumulated in float32 for float32 and
     narrower dtypes, in float64 for float64 (torch refuses a narrowing `dtype=` there)."""

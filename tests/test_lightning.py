@@ -105,7 +105,7 @@ def test_a_submodule_named_for_a_training_step_that_skips_forward(run_path):
     _fit(module, [NeuralDbgCallback(path=path, module="net")])
     run = load_run(path)
     assert len(run.series.get("loss")) == 12 and not run.meta.get("warnings")
-    with pytest.raises(AttributeError, match="no attribute 'model'"):
+    with pytest.raises(AttributeError, match="no attribute `model`"):
         _fit(_Regressor(lr=0.01), [NeuralDbgCallback(path=run_path(), module="model")])
 
 

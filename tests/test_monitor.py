@@ -793,6 +793,13 @@ class _Wrapper(nn.Module):
         return nn.functional.mse_loss(self.net(x), y)
 
 
+def _train_without_record_loss(opt, loss_of_step, steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        loss_of_step().backward()
+        opt.step()
+
+
 def test_a_loop_that_never_calls_the_monitored_forward_is_told_how_to_attach(run_path):
     from causal.diagnose import diagnose, format_diagnosis
 
@@ -800,12 +807,12 @@ def test_a_loop_that_never_calls_the_monitored_forward_is_told_how_to_attach(run
     model = _Wrapper()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     path = run_path()
+    def step():
+        return model.training_step(torch.randn(4, 8), torch.randn(4, 1))
+
     with pytest.warns(NeuralDbgWarning, match=r"its forward never ran .* NeuralDbg\(model\.net\)"
                       ), NeuralDbg(model, path=path):
-        for _ in range(3):
-            opt.zero_grad()
-            model.training_step(torch.randn(4, 8), torch.randn(4, 1)).backward()
-            opt.step()
+        _train_without_record_loss(opt, step, 3)
     run = load_run(path)
     assert len(run.series) == 0 and len(run.meta["warnings"]) == 1  # said once
     report = format_diagnosis(run, diagnose(run))
@@ -817,10 +824,7 @@ def test_a_loop_that_never_calls_the_monitored_forward_is_told_how_to_attach(run
     # attached to the module the loop calls, the same loop is recorded
     path = run_path()
     with NeuralDbg(model.net, path=path):
-        for _ in range(3):
-            opt.zero_grad()
-            model.training_step(torch.randn(4, 8), torch.randn(4, 1)).backward()
-            opt.step()
+        _train_without_record_loss(opt, step, 3)
     assert len(load_run(path).series) == 3
 
 
@@ -831,10 +835,8 @@ def test_a_run_without_a_loss_is_told_to_record_one(run_path):
     path = run_path()
     with pytest.warns(NeuralDbgWarning, match=r"no loss was recorded in the first 10 steps"
                       ), NeuralDbg(model, path=path):
-        for _ in range(12):
-            opt.zero_grad()
-            nn.functional.mse_loss(model(torch.randn(4, 8)), torch.randn(4, 1)).backward()
-            opt.step()
+        _train_without_record_loss(
+            opt, lambda: nn.functional.mse_loss(model(torch.randn(4, 8)), torch.randn(4, 1)), 12)
     run = load_run(path)
     assert len(run.series) == 12 and len(run.meta["warnings"]) == 1
     assert run.series.get("loss") == []
