@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -82,15 +82,6 @@ class RawStep:
     settings: dict[str, str]
 
 
-class Deferred(NamedTuple):
-    """A quiet step of a model in host memory, queued before its values were packed (that
-    happens when the queue is analysed, away from the training step)."""
-
-    step: int
-    buf: StepBuffer
-    settings: dict[str, str]
-
-
 class Triage:
     """Cheap every-step checks that decide whether a step is analysed at once.
 
@@ -156,7 +147,7 @@ class Analyzer:
     def __init__(self, cap: StepCapture) -> None:
         self.cap = cap
         self.triage = Triage(cap.detector.thresholds)
-        self.pending: list[RawStep | Deferred] = []
+        self.pending: list[RawStep] = []
         self.windows_written = 0
         self.analysed = 0
         self.settings: dict[str, str] = {}
@@ -172,7 +163,7 @@ class Analyzer:
         else:
             self.queue(raw)
 
-    def queue(self, step: RawStep | Deferred) -> None:
+    def queue(self, step: RawStep) -> None:
         """Queue a step the triage found quiet; analyse the queue once it is full."""
         self.pending.append(step)
         if len(self.pending) >= BATCH:
@@ -181,8 +172,7 @@ class Analyzer:
     def drain(self) -> None:
         """Analyse every queued step, in order."""
         pending, self.pending = self.pending, []
-        for p in pending:
-            raw = self.cap.pack(p) if isinstance(p, Deferred) else p
+        for raw in pending:
             self._analyse(self.to_host(raw, None), None, False)
 
     def to_host(self, raw: RawStep, live: StepBuffer | None) -> HostStep:

@@ -20,7 +20,7 @@ from torch.utils.hooks import RemovableHandle
 
 from causal.run import ActivationKind, LayerStat
 from causal.runfile import RunWriter
-from neuraldbg.analyze import Analyzer, Deferred, RawStep
+from neuraldbg.analyze import Analyzer
 from neuraldbg.backward_birth import backward_birth
 from neuraldbg.dag_tracker import DagTracker
 from neuraldbg.forward_state import EMPTY, ForwardState
@@ -584,10 +584,6 @@ class StepCapture:
                 and not b.optimizer_stepped:
             self.hunt_now(b)  # the update was not applied (a GradScaler skipped it)
         self.analyzer.submit(raw, b)
-
-    def pack(self, d: Deferred) -> RawStep:
-        """A queued quiet step's values, packed (when the queue is analysed)."""
-        return collect(self, d.step, d.buf, d.settings)[0]
 
     def _settings(self, b: StepBuffer) -> dict[str, str]:
         """Rarely changing settings in force at this step (written only when they change)."""

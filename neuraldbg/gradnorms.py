@@ -98,6 +98,7 @@ class GradNorms:
         if not b.open or not cap.active:
             return
         try:
+            b.norm_max = b.norm_vals = None  # until read again, below
             norms = (torch._foreach_norm(gs, 2, dtype=torch.float32) if not self.own_dtype
                      else _mixed_norms(ks, gs, self.own_dtype))
             if not b.norm_k:
@@ -107,7 +108,7 @@ class GradNorms:
                 merged.update(zip(ks, norms, strict=True))
                 b.norm_k, b.norm_t = list(merged), list(merged.values())
             if cap.cpu:  # reading them costs nothing here: the step's triage uses the values
-                vals = list(map(float, b.norm_t))
+                b.norm_vals = vals = list(map(float, b.norm_t))
                 b.norm_max = max(vals) if math.isfinite(sum(vals)) else math.nan
                 if math.isnan(b.norm_max):
                     cap.hunt_now(b)

@@ -1,6 +1,6 @@
 """A closed step's values: packed in one host-device transfer (`collect`), or, for a model in
-host memory, triaged straight from its values and queued as it is (`queue_quiet`), so that a
-quiet step pays for neither packing nor analysis: both happen when the queue is analysed.
+host memory, triaged straight from its values and queued as they were read (`queue_quiet`), so
+that a quiet step pays for no packing, and for its analysis only when the queue is analysed.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from neuraldbg.analyze import Deferred, RawStep
+from neuraldbg.analyze import RawStep
 from neuraldbg.gather import Gather
 from neuraldbg.stepbuf import StepBuffer, loss_tensor, reduce_act
 
@@ -20,28 +20,37 @@ if TYPE_CHECKING:
 
 def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, str]) -> bool:
     """In host memory, triage step `b` from its values directly; a quiet one is queued as
-    it is and packed when the queue is analysed (the median step then pays for neither).
-    False when the step needs the general path (non-finite, full statistics, ...)."""
-    if b.full or b.act or b.stash or b.scale is not None or b.norm_max is None:
+    the values triage read (the median step then pays for no packing, and the step's
+    tensors are released at once). False when the step needs the general path (non-finite,
+    full statistics, ...)."""
+    if b.full or b.act or b.stash or b.scale is not None or b.norm_vals is None:
         return False
     loss_t = step_loss(b)
     loss = float(loss_t) if loss_t is not None else (
         b.float_losses[-1] if b.float_losses else None)
     moments = [list(map(float, m)) for m, _, _ in (*b.inputs, *b.targets)]
+    norm_max = b.norm_max if b.norm_max is not None else math.nan
     # every value Gather.finite would check, and the float losses (a sum is finite iff all are)
-    total = b.norm_max + (loss or 0.0) + sum(b.float_losses) + sum(map(sum, moments))
+    total = norm_max + (loss or 0.0) + sum(b.float_losses) + sum(map(sum, moments))
     if not math.isfinite(total):
         return False
     input_max_abs = max(abs(moments[0][0]), abs(moments[0][1])) if b.inputs else None
-    verdict = cap.analyzer.triage.verdict(False, input_max_abs, loss, b.norm_max)
+    verdict = cap.analyzer.triage.verdict(False, input_max_abs, loss, norm_max)
     if verdict[0] or cap.detector.abnormal():
         cap.analyzer.submit(collect(cap, step, b, settings, False)[0], b, verdict)
-    else:  # nothing of the batches (or the autograd graph) themselves is needed any more
-        b.calls = []
-        b.loss_node, b.output_nodes = None, []
-        b.inputs = [(m, n, None) for m, n, _ in b.inputs]
-        b.targets = [(m, n, None) for m, n, _ in b.targets]
-        cap.analyzer.queue(Deferred(step, b, settings))
+        return True
+    # the values `collect` would fetch, as read above (`Gather.fetch` reads each with .item())
+    host: dict[str, list[float]] = {} if loss is None or loss_t is None else {"loss": [loss]}
+    n_in = len(b.inputs)
+    for k, m in enumerate(moments):
+        host[f"in{k}" if k < n_in else f"tg{k - n_in}"] = m
+    host["grads"] = b.norm_vals
+    cap.analyzer.queue(RawStep(
+        step=step, host=host, finite=True, grads_index=b.norm_k, weights_index=None,
+        act_units=[], input_sizes=[n for _, n, _ in b.inputs],
+        target_sizes=[n for _, n, _ in b.targets], float_losses=b.float_losses,
+        optimizer_stepped=b.optimizer_stepped, full=False, scaler=cap.dbg.scaler is not None,
+        settings=settings))
     return True
 
 

@@ -205,6 +205,10 @@ class ParamNorms:
         return [k for k, p in enumerate(self.present) if p]
 
 
+#: `NormGrouper.group` sums in plain Python up to this many (parameter, unit) memberships.
+_SMALL_GROUP = 64
+
+
 class NormGrouper:
     """Per-unit L2 norms of parameters or gradients: one foreach reduction on the device, the
     grouping into units on the host.
@@ -227,6 +231,10 @@ class NormGrouper:
                 dst.append(u)
         self._src = np.array(src, dtype=np.int64)  # (parameter, unit) membership pairs
         self._dst = np.array(dst, dtype=np.int64)
+        self._pairs = list(zip(src, dst, strict=True))
+        # the last `index` grouped, and where each parameter's value is in it (-1: absent)
+        self._last_index: list[int] = []
+        self._position: list[int] = []
 
     def measure(self, tensors: Sequence[torch.Tensor | None]) -> ParamNorms | None:
         """Launch the norms of `tensors` (one per parameter); None when none is present."""
@@ -259,7 +267,30 @@ class NormGrouper:
     def group(self, values: Sequence[float], index: Sequence[int]
               ) -> tuple[np.ndarray, np.ndarray, float]:
         """(per-unit norms, per-unit observed mask, global norm) from the fetched values;
-        `index[i]` is the parameter of `values[i]` (each parameter at most once)."""
+        `index[i]` is the parameter of `values[i]` (each parameter at most once).
+
+        Up to `_SMALL_GROUP` memberships in plain Python (numpy's per-call cost dominates
+        there: this runs for every step), the same sums in the same order as `np.bincount`."""
+        if len(self._pairs) > _SMALL_GROUP:
+            return self._group_np(values, index)
+        if index != self._last_index:
+            self._last_index = list(index)
+            self._position = [-1] * len(self.params)
+            for i, k in enumerate(index):
+                self._position[k] = i
+        pos = self._position
+        sq = [v * v for v in values]
+        acc = [0.0] * self.n_units
+        seen = [False] * self.n_units
+        for s, d in self._pairs:
+            if (i := pos[s]) >= 0:
+                acc[d] += sq[i]
+                seen[d] = True
+        per_unit = [math.sqrt(a) if o else math.nan for a, o in zip(acc, seen, strict=True)]
+        return np.array(per_unit), np.array(seen), math.sqrt(math.fsum(sq))
+
+    def _group_np(self, values: Sequence[float], index: Sequence[int]
+                  ) -> tuple[np.ndarray, np.ndarray, float]:
         mask = np.zeros(len(self.params), dtype=bool)
         mask[list(index)] = True
         sq = np.zeros(len(self.params))

@@ -116,6 +116,7 @@ class StepBuffer:
     norm_k: list[int] = field(default_factory=list)
     norm_t: list[torch.Tensor] = field(default_factory=list)
     norm_max: float | None = None  # their largest value (NaN if any is), read in host memory
+    norm_vals: list[float] | None = None  # their values, when read in host memory
     scale: torch.Tensor | None = None  # 0-d
     scale_version: int = -1  # the scale tensor's version then (GradScaler.update bumps it)
     act: dict[int, list[torch.Tensor]] = field(default_factory=dict)

@@ -152,11 +152,15 @@ def test_one_host_sync_per_healthy_step(run_path, monkeypatch):
         return real(self)
 
     monkeypatch.setattr(Gather, "fetch", counting)
-    model = mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    with NeuralDbg(model, path=run_path()) as dbg:
-        train(model, opt, batches(30), dbg)
-    assert len(calls) == 30
+    for cpu in (False, True):  # the device path; in host memory, quiet steps read no Gather
+        calls.clear()
+        model = mlp()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        with NeuralDbg(model, path=run_path()) as dbg:
+            assert dbg._capture is not None
+            dbg._capture.cpu = cpu
+            train(model, opt, batches(30), dbg)
+        assert len(calls) == 30 if not cpu else 0 < len(calls) < 30
 
 
 def test_gather_packs_scalars_and_vectors_on_both_paths():
