@@ -5,8 +5,9 @@ tensors, and costs several times what it costs warm. So a quiet step is only tri
 vectorised checks) and queued; the queue is analysed in batches of `BATCH` steps, in step order,
 which produces exactly the events an immediate analysis would. A step that triage flags (a
 non-finite value, a gradient or loss far from its recent scale, an input outlier, a machine
-already out of its healthy regime) is analysed at once, while its module outputs are still at
-hand for the non-finite hunt and for full statistics of that very step.
+that left its healthy regime recently) is analysed at once, while its module outputs are still
+at hand for the non-finite hunt and for full statistics of that very step. A regime that stays
+abnormal with nothing new is queued too, in batches of `SETTLED_BATCH`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from neuraldbg.capture import StepBuffer, StepCapture
 
 BATCH = 32
+SETTLED_BATCH = 4  # the queue's length while an abnormal regime has settled (`unsettled`)
 INITIAL_STEPS = 3  # the first steps' window is always stored
 _MAX_WINDOWS = 256
 _LAYER_STATS = tuple(s.value for s in LayerStat)
@@ -157,16 +159,18 @@ class Analyzer:
         """Queue a quiet step; analyse a flagged one at once (with its live buffer).
         `verdict`: the triage's (urgent, alarm) when the caller already asked it."""
         urgent, alarm = verdict if verdict is not None else self.triage.check(raw)
-        if urgent or raw.act_units or self.cap.detector.abnormal():
+        if urgent or raw.act_units or self.cap.unsettled(raw.step):
             self.drain()
             self._analyse(self.to_host(raw, live), live, alarm)
         else:
             self.queue(raw)
 
     def queue(self, step: RawStep) -> None:
-        """Queue a step the triage found quiet; analyse the queue once it is full."""
+        """Queue a step the triage found quiet; analyse the queue once it is full (sooner
+        while a settled regime stays abnormal: a new event there escalates within a few
+        steps)."""
         self.pending.append(step)
-        if len(self.pending) >= BATCH:
+        if len(self.pending) >= (BATCH if not self.cap.detector.abnormal() else SETTLED_BATCH):
             self.drain()
 
     def drain(self) -> None:

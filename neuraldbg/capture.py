@@ -40,6 +40,7 @@ from neuraldbg.preserve import preserved, runs_collectives
 from neuraldbg.recorder import FlightRecorder
 from neuraldbg.recurrent_gates import gate_row, is_fused_recurrent
 from neuraldbg.replay import forward_call, repeatable_calls, run_again, weights_version
+from neuraldbg.schedule import SETTLE_SAMPLES, abnormal_interval
 from neuraldbg.stats import (
     NormGrouper,
     activation_stats,
@@ -475,9 +476,23 @@ class StepCapture:
         step = self.dbg.step
         sched = self.schedule
         full = bool(sched.activations(step)) or step <= self.escalate_until or (
-            step % sched.abnormal_every == 0 and self.detector.abnormal())
+            self.detector.abnormal() and step % abnormal_interval(
+                sched.abnormal_every, self._quiet_for(step)) == 0)
         self.buf = b = StepBuffer(open=True, full=full, stash_on=self.keep_outputs or full)
         return b
+
+    def _quiet_for(self, step: int) -> int:
+        """Steps since the last event of any machine (the run's length if none yet)."""
+        last = self.detector.last_event
+        return step - last if last is not None else step
+
+    def unsettled(self, step: int) -> bool:
+        """Some machine is outside its healthy regime and one changed regime recently (within
+        `SETTLE_SAMPLES` x abnormal_every steps): each step is analysed at once, while its
+        module outputs are at hand. A regime that stays abnormal with nothing new (a layer
+        whose gradients stay under the vanishing limit) is analysed in the queue."""
+        return self.detector.abnormal() and self._quiet_for(step) < (
+            SETTLE_SAMPLES * self.schedule.abnormal_every)
 
     def hunt_now(self, b: StepBuffer) -> None:
         """Step `b` turned non-finite and the weights are still those of its forward passes

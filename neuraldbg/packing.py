@@ -36,7 +36,7 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
         return False
     input_max_abs = max(abs(moments[0][0]), abs(moments[0][1])) if b.inputs else None
     verdict = cap.analyzer.triage.verdict(False, input_max_abs, loss, norm_max)
-    if verdict[0] or cap.detector.abnormal():
+    if verdict[0] or cap.unsettled(step):
         cap.analyzer.submit(collect(cap, step, b, settings, False)[0], b, verdict)
         return True
     # the values `collect` would fetch, as read above (`Gather.fetch` reads each with .item())

@@ -3,9 +3,10 @@
 A schedule is a `step -> bool` callable. Gradient norms, the loss, input statistics and
 finiteness run every step (they are cheap); full activation statistics and weight/update ratios
 run on a schedule, and every step for `escalate_steps` steps once the cheap signals turn abnormal.
-A regime that stays abnormal with nothing new (a layer whose gradients stay under the vanishing
-limit for thousands of steps) keeps full statistics every `abnormal_every` steps, not every
-step: a new abnormal signal escalates again.
+A regime that stays abnormal keeps full statistics every `abnormal_every` steps, not every step;
+with nothing new (no machine changed regime: a layer whose gradients stay under the vanishing
+limit for thousands of steps) that interval doubles every `SETTLE_SAMPLES` samples, up to
+`2 ** MAX_DOUBLINGS` times (`abnormal_interval`). A new abnormal signal escalates again.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class Schedule:
         host memory, True on an accelerator (knowing in time there would cost a second sync).
     escalate_steps: after an abnormal signal, full statistics on every step for this many steps.
     abnormal_every: after those, while some machine stays outside its healthy regime, full
-        statistics every this many steps (until a new abnormal signal escalates again).
+        statistics every this many steps (until a new abnormal signal escalates again); spaced
+        out while nothing changes (`abnormal_interval`).
     """
 
     activations: Callable[[int], bool]
@@ -72,6 +74,18 @@ PRESETS: dict[str, Schedule] = {
                          abnormal_every=5),
     "full": Schedule(every(1), every(1), stash=True, escalate_steps=0, abnormal_every=1),
 }
+
+
+#: Full-statistics samples of an abnormal regime with no new event before their interval doubles.
+SETTLE_SAMPLES = 4
+MAX_DOUBLINGS = 4
+
+
+def abnormal_interval(every: int, quiet_for: int) -> int:
+    """Steps between full-statistics samples of a regime that stays abnormal, `quiet_for`
+    steps after the last event: `every`, doubled every `SETTLE_SAMPLES` intervals of `every`
+    steps, at most `MAX_DOUBLINGS` times (standard preset: 5 steps, then 10, 20, 40, 80)."""
+    return every << min(max(quiet_for, 0) // (SETTLE_SAMPLES * every), MAX_DOUBLINGS)
 
 
 def resolve(preset: str | Schedule) -> Schedule:

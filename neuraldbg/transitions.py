@@ -63,6 +63,7 @@ class TransitionDetector:
         self.thresholds = thresholds if thresholds is not None else Thresholds()
         self._states: dict[tuple[str, str], Any] = {}
         self._not_calm: set[tuple[str, str]] = set()
+        self.last_event: int | None = None  # the step of the latest event of any machine
 
     def _advance(self, step: int, layer: str, kind: EventKind,
                  advance: Callable[..., tuple[Any, Transition | None]], *obs: Any) -> list[Event]:
@@ -70,6 +71,7 @@ class TransitionDetector:
         self._states[key], tr = advance(self._states.get(key, _INITIAL[kind]), *obs)
         if tr is None:
             return []
+        self.last_event = step if self.last_event is None else max(self.last_event, step)
         if tr.to_state in _CALM:  # keep `abnormal()` O(1): it is asked at every step
             self._not_calm.discard(key)
         else:

@@ -731,26 +731,44 @@ def test_escalation_records_full_statistics_after_an_abnormal_signal(run_path):
     assert math.isfinite(dict(dbg.run.series.get("loss"))[59])
 
 
-def test_a_regime_that_stays_abnormal_is_sampled_not_recorded_in_full_every_step(run_path):
+def test_a_regime_that_stays_abnormal_is_sampled_ever_more_sparsely(run_path):
     """Gradients that stay under the vanishing limit for the whole run (a limit set above every
     norm) escalate to full statistics on every step once, for escalate_steps steps after the
-    last new abnormal signal; then every abnormal_every steps, not every step, for as long as
-    the regime lasts."""
+    last new abnormal signal; then every abnormal_every steps, spaced out while nothing changes
+    (a benign regime that lasts the whole run must not keep the monitor in full detail); a new
+    abnormal signal (an outlier batch) escalates again."""
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    data = batches(260)
+    data[230] = (data[230][0] * 1e4, data[230][1])
     with NeuralDbg(model, path=run_path(), threshold_vanishing=1e2,
                    threshold_exploding=1e6) as dbg:
-        train(model, opt, batches(120), dbg)
+        train(model, opt, data, dbg)
     run = dbg.run
     vanishing = [e.step for e in run.events if e.to_state == "grad_vanishing"]
     assert vanishing and max(vanishing) < 10  # the regime began early and stayed
-    last_new = max(e.step for e in run.events)
+    # nothing else happens before step 190 (a loss plateau, later, is news too)
+    assert not [e for e in run.events if max(vanishing) < e.step < 190]
+    last_new = max(vanishing)
     full = dict(run.series.get("full_stats"))
-    escalated = [s for s in full if last_new < s <= last_new + 20]
-    assert escalated and all(full[s] == 1.0 for s in escalated)
-    later = [s for s in full if s > last_new + 20]
-    assert len(later) > 60
-    assert {s for s in later if full[s] == 1.0} == {s for s in later if s % 5 == 0}
+    assert all(full[s] == 1.0 for s in range(last_new + 1, last_new + 21))
+    sampled = [s for s in range(last_new + 21, 190) if full[s] == 1.0]
+    assert all(s % 5 == 0 for s in sampled)
+    assert {50, 100, 150} <= set(sampled)  # the regular schedule goes on
+    extra = [s for s in sampled if s % 50]
+    gaps = [b - a for a, b in zip(extra, extra[1:], strict=False)]
+    assert extra[0] <= last_new + 30 and gaps == sorted(gaps) and gaps[-1] >= 20
+    assert len(sampled) < 12  # every 5th step would be 34
+    assert all(full[s] == 1.0 for s in range(231, 251))  # escalated again
+
+
+def test_the_abnormal_sampling_interval_doubles_while_nothing_changes():
+    from neuraldbg.schedule import abnormal_interval
+
+    assert [abnormal_interval(5, q) for q in (0, 19, 20, 39, 40, 60, 80, 10**9)] == [
+        5, 5, 10, 10, 20, 40, 80, 80]
+    assert abnormal_interval(1, 3) == 1 and abnormal_interval(1, 4) == 2
+    assert abnormal_interval(25, -3) == 25  # an event analysed after the step began
 
 
 def test_a_schedule_needs_sane_escalation_settings():
