@@ -6,14 +6,17 @@ batches under the monitor's standard preset. A healthy short run should be diagn
 any cause at or above the report threshold (0.5) is a false alarm, or a real problem of that
 tiny config (the table shows which cause and at what confidence, so it can be looked at).
 Also printed per family: how the layer DAG was built, its size, the events recorded,
-whether the monitor stopped on an internal error, and the median step time monitored over
-plain (the same steps unmonitored, run first; the first 10 steps left out; the median over
---repeats pairs; the diagnosis is the same in each, same seed), and the same with mean step
-times, which count the full-statistics steps and the batched analysis. Tiny models make that ratio a
-worst case: a few milliseconds per step, and the monitor's cost per layer.
+whether the monitor stopped on an internal error, and the step time monitored over plain:
+the monitored model and a plain twin (a deep copy, same batches) are stepped in turn, the
+order swapped every step, so both share the host's state step by step; the ratio of median
+step times, and of mean step times (which count the full-statistics steps and the batched
+analysis), over the steps from --skip on (default: all but the first 10: attaching, the layer
+DAG, the first full steps), median over --repeats runs (each from the same seed, so the same
+diagnosis). Tiny models make that ratio a worst case: a few milliseconds per step, and the
+monitor's cost per layer.
 
     .venv/bin/python benchmarks/hf_zoo.py [--steps 40] [--families gpt2,t5] [--threads 1]
-        [--repeats 3]
+        [--repeats 3] [--skip 10]
 
 `tests/test_model_zoo.py` trains eight of these families to check the capture itself (every
 layer recorded, training bit-identical); it loads `FAMILIES` from this file.
@@ -22,6 +25,7 @@ layer recorded, training bit-identical); it loads `FAMILIES` from this file.
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import tempfile
 import time
@@ -164,13 +168,53 @@ def train(build: Callable[[], torch.nn.Module], make_batch: Callable[[torch.Gene
     return model, dbg, internal
 
 
+def train_with_twin(build: Callable[[], torch.nn.Module],
+                    make_batch: Callable[[torch.Generator], Batch], steps: int,
+                    path: str | Path) -> tuple[torch.nn.Module, Any, list[str], list[float],
+                                               list[float]]:
+    """`train`'s monitored run, with a plain twin (a deep copy, its own AdamW) stepped in turn
+    on the same batches. Returns the monitored model, the monitor, its internal-error warnings
+    and each step's wall time plain and monitored."""
+    from neuraldbg import NeuralDbg
+    from neuraldbg.monitor import NeuralDbgWarning
+
+    torch.manual_seed(0)
+    model = build()
+    model.train()
+    twin = copy.deepcopy(model)
+    opts = (torch.optim.AdamW(twin.parameters(), lr=1e-3),
+            torch.optim.AdamW(model.parameters(), lr=1e-3))
+    g = torch.Generator().manual_seed(1)
+    batches = [make_batch(g) for _ in range(steps)]
+    times: tuple[list[float], list[float]] = ([], [])
+    dbg = NeuralDbg(model, path=path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NeuralDbgWarning)
+        with dbg:
+            for i, batch in enumerate(batches):
+                for k in ((0, 1) if i % 2 else (1, 0)):
+                    t0 = time.perf_counter()
+                    opts[k].zero_grad()
+                    loss = (twin, model)[k](**batch).loss
+                    loss.backward()
+                    if k:
+                        dbg.record_loss(loss)
+                    opts[k].step()
+                    times[k].append(time.perf_counter() - t0)
+    internal = [str(w.message) for w in caught if issubclass(w.category, NeuralDbgWarning)]
+    return model, dbg, internal, times[0], times[1]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--families", default="", help="comma-separated (default: all)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=3,
-                    help="plain/monitored pairs per family for the step-time ratio (median)")
+                    help="monitored runs (each with its plain twin) per family for the "
+                         "step-time ratios (median)")
+    ap.add_argument("--skip", type=int, default=WARM_STEPS,
+                    help="steps left out of the step-time ratios")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     from transformers.utils import logging as hf_logging
@@ -184,7 +228,8 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown families {unknown}; choose among {', '.join(zoo)}")
     print(f"torch {torch.__version__}, threads {args.threads}, steps {args.steps}, "
-          f"repeats {args.repeats}, AdamW lr 1e-3, preset standard\n")
+          f"repeats {args.repeats}, step times from step {args.skip} on, AdamW lr 1e-3, "
+          "preset standard\n")
     print("| family | params | DAG | nodes | events | top cause | healthy | internal error "
           "| step x | step x (mean) |")
     print("|---|---:|---|---:|---:|---|---|---|---:|---:|")
@@ -193,14 +238,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             build, make_batch = zoo[name]
-            warm = min(WARM_STEPS, args.steps // 2)  # attach, DAG recording, first full steps
+            warm = min(args.skip, args.steps // 2)  # attach, DAG recording, first full steps
             ratios, mean_ratios = [], []
-            for r in range(args.repeats):  # plain then monitored, the same steps each time
-                plain: list[float] = []
-                monitored: list[float] = []
-                train(build, make_batch, args.steps, None, times=plain)
-                model, dbg, internal = train(build, make_batch, args.steps,
-                                             Path(tmp, f"{name}-{r}.ndbg"), times=monitored)
+            for r in range(args.repeats):  # the same steps each time
+                model, dbg, internal, plain, monitored = train_with_twin(
+                    build, make_batch, args.steps, Path(tmp, f"{name}-{r}.ndbg"))
                 ratios.append(statistics.median(monitored[warm:])
                               / statistics.median(plain[warm:]))
                 mean_ratios.append(statistics.mean(monitored[warm:])
