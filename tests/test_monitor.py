@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -756,7 +757,7 @@ def test_a_regime_that_stays_abnormal_is_sampled_ever_more_sparsely(run_path):
     assert all(s % 5 == 0 for s in sampled)
     assert {50, 100, 150} <= set(sampled)  # the regular schedule goes on
     extra = [s for s in sampled if s % 50]
-    gaps = [b - a for a, b in zip(extra, extra[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(extra)]
     assert extra[0] <= last_new + 30 and gaps == sorted(gaps) and gaps[-1] >= 20
     assert len(sampled) < 12  # every 5th step would be 34
     assert all(full[s] == 1.0 for s in range(231, 251))  # escalated again
