@@ -264,8 +264,10 @@ class Analyzer:
             # the run's first steps are evidence (activation scale against depth at step 0,
             # the first update ratios): keep them even when nothing happens there
             cap.writer.add_window(cap.recorder.window(step))
-        if abnormal:  # something new: every step in detail for a while
-            cap.escalate_until = max(cap.escalate_until, step + cap.schedule.escalate_steps)
+        if abnormal:  # something new: every step in detail for a while, from the step that
+            # showed it, or from now when the queue found it only later
+            cap.escalate_until = max(cap.escalate_until,
+                                     max(step, cap.dbg.step) + cap.schedule.escalate_steps)
         self._write_step(hs)
 
     def add_act_columns(self, cols: dict[str, tuple[np.ndarray, np.ndarray]],

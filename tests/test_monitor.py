@@ -763,6 +763,32 @@ def test_a_regime_that_stays_abnormal_is_sampled_ever_more_sparsely(run_path):
     assert all(full[s] == 1.0 for s in range(231, 251))  # escalated again
 
 
+def test_a_change_the_queue_finds_late_still_escalates(run_path, monkeypatch):
+    """Gradients 1000x their scale from step 120 on, with the loss as before and no absolute
+    limit crossed: no cheap check flags the step, so the queue finds the jump only when it is
+    analysed (up to BATCH steps later). Full statistics still follow on escalate_steps steps in
+    a row, from the step the jump was found at."""
+    import neuraldbg.analyze as analyze
+
+    monkeypatch.setattr(analyze, "BATCH", 64)
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-6)
+    data = batches(260)
+    with NeuralDbg(model, path=run_path(), threshold_exploding=1e12) as dbg:
+        for step, (x, y) in enumerate(data):
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            (loss * (1000.0 if step >= 120 else 1.0)).backward()
+            dbg.record_loss(loss)
+            opt.step()
+    run = dbg.run
+    jumps = [e.step for e in run.events if e.to_state == "grad_exploding"]
+    assert jumps and min(jumps) == 120
+    full = dict(run.series.get("full_stats"))
+    runs = [s for s in range(121, 120 + 64) if all(full[s + k] == 1.0 for k in range(20))]
+    assert runs, "no escalation after the jump"
+
+
 def test_the_abnormal_sampling_interval_doubles_while_nothing_changes():
     from neuraldbg.schedule import abnormal_interval
 
