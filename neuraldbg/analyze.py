@@ -7,7 +7,8 @@ which produces exactly the events an immediate analysis would. A step that triag
 non-finite value, a gradient or loss far from its recent scale, an input outlier, a machine
 that left its healthy regime recently) is analysed at once, while its module outputs are still
 at hand for the non-finite hunt and for full statistics of that very step. A regime that stays
-abnormal with nothing new is queued too, in batches of `SETTLED_BATCH`.
+abnormal with nothing new is queued too (`StepCapture.unsettled`); a change the queue finds
+escalates from the step it is found at.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from neuraldbg.capture import StepBuffer, StepCapture
 
 BATCH = 32
-SETTLED_BATCH = 4  # the queue's length while an abnormal regime has settled (`unsettled`)
 INITIAL_STEPS = 3  # the first steps' window is always stored
 _MAX_WINDOWS = 256
 _LAYER_STATS = tuple(s.value for s in LayerStat)
@@ -109,8 +109,9 @@ class Triage:
             self.input_scale = (lx if n == 0 else base + 0.1 * (lx - base), n + 1)
         return outlier
 
-    def check(self, raw: RawStep) -> tuple[bool, bool]:
-        """(urgent, alarm) for one step, from its fetched values only."""
+    def check(self, raw: RawStep, grad_limit: bool = True) -> tuple[bool, bool]:
+        """(urgent, alarm) for one step, from its fetched values only (`grad_limit`: as for
+        `verdict`)."""
         host = raw.host
         nonfinite = not raw.finite or not all(math.isfinite(x) for x in raw.float_losses)
         if raw.act_units:
@@ -123,12 +124,14 @@ class Triage:
         loss = host["loss"][0] if "loss" in host else (
             raw.float_losses[-1] if raw.float_losses else None)
         grad_max = max(host["grads"]) if "grads" in host else None
-        return self.verdict(nonfinite, input_max_abs, loss, grad_max)
+        return self.verdict(nonfinite, input_max_abs, loss, grad_max, grad_limit)
 
     def verdict(self, nonfinite: bool, input_max_abs: float | None, loss: float | None,
-                grad_max: float | None) -> tuple[bool, bool]:
+                grad_max: float | None, grad_limit: bool = True) -> tuple[bool, bool]:
         """(urgent, alarm) from a step's values (and the triage's running levels, which it
-        moves: call once per step, in step order)."""
+        moves: call once per step, in step order). `grad_limit`: whether a gradient above the
+        absolute limit makes the step urgent (not while an abnormal regime has settled: a
+        model whose gradients stay above it would have every step analysed at once)."""
         alarm = nonfinite
         if input_max_abs is not None and self.input_outlier(input_max_abs):
             alarm = True
@@ -138,7 +141,7 @@ class Triage:
             if level is not None and loss > 3.0 * abs(level) + 1e-12:
                 urgent = True
             self.loss_level = loss if level is None else level + 0.1 * (loss - level)
-        if grad_max is not None and grad_max > self.cfg.exploding:
+        if grad_limit and grad_max is not None and grad_max > self.cfg.exploding:
             urgent = True
         return urgent, alarm
 
@@ -158,7 +161,8 @@ class Analyzer:
                verdict: tuple[bool, bool] | None = None) -> None:
         """Queue a quiet step; analyse a flagged one at once (with its live buffer).
         `verdict`: the triage's (urgent, alarm) when the caller already asked it."""
-        urgent, alarm = verdict if verdict is not None else self.triage.check(raw)
+        urgent, alarm = verdict if verdict is not None else self.triage.check(
+            raw, self.cap.grad_limit_urgent(raw.step))
         if urgent or raw.act_units or self.cap.unsettled(raw.step):
             self.drain()
             self._analyse(self.to_host(raw, live), live, alarm)
@@ -166,11 +170,9 @@ class Analyzer:
             self.queue(raw)
 
     def queue(self, step: RawStep) -> None:
-        """Queue a step the triage found quiet; analyse the queue once it is full (sooner
-        while a settled regime stays abnormal: a new event there escalates within a few
-        steps)."""
+        """Queue a step the triage found quiet; analyse the queue once it is full."""
         self.pending.append(step)
-        if len(self.pending) >= (BATCH if not self.cap.detector.abnormal() else SETTLED_BATCH):
+        if len(self.pending) >= BATCH:
             self.drain()
 
     def drain(self) -> None:

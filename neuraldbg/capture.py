@@ -494,6 +494,13 @@ class StepCapture:
         return self.detector.abnormal() and self._quiet_for(step) < (
             SETTLE_SAMPLES * self.schedule.abnormal_every)
 
+    def grad_limit_urgent(self, step: int) -> bool:
+        """Whether a gradient above the absolute limit makes step `step` urgent: unless an
+        abnormal regime has settled (gradients that stay above the limit would make every
+        step urgent; a layer newly crossing it is an event the queue finds, and a non-finite
+        value stays urgent)."""
+        return not self.detector.abnormal() or self.unsettled(step)
+
     def hunt_now(self, b: StepBuffer) -> None:
         """Step `b` turned non-finite and the weights are still those of its forward passes
         (the caller knows): look for a forward-born value now, on the first step of an

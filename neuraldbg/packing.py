@@ -35,7 +35,8 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
     if not math.isfinite(total):
         return False
     input_max_abs = max(abs(moments[0][0]), abs(moments[0][1])) if b.inputs else None
-    verdict = cap.analyzer.triage.verdict(False, input_max_abs, loss, norm_max)
+    verdict = cap.analyzer.triage.verdict(False, input_max_abs, loss, norm_max,
+                                          cap.grad_limit_urgent(step))
     if verdict[0] or cap.unsettled(step):
         cap.analyzer.submit(collect(cap, step, b, settings, False)[0], b, verdict)
         return True

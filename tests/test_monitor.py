@@ -789,6 +789,34 @@ def test_a_change_the_queue_finds_late_still_escalates(run_path, monkeypatch):
     assert runs, "no escalation after the jump"
 
 
+def test_gradients_that_stay_above_the_limit_are_not_analysed_one_by_one(run_path,
+                                                                       monkeypatch):
+    """A model whose gradients sit above threshold_exploding for the whole run (a limit set
+    under every norm): once that regime has settled, its steps are triaged and queued like
+    healthy ones (each step packed and analysed at once cost this model 1.17x instead of
+    1.10x), while the regime itself is recorded and sampled as any lasting one."""
+    calls = []
+    real = Gather.fetch
+
+    def counting(self):
+        calls.append(1)
+        return real(self)
+
+    monkeypatch.setattr(Gather, "fetch", counting)
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path(), threshold_exploding=1e-6,
+                   threshold_vanishing=1e-9) as dbg:
+        train(model, opt, batches(200), dbg)
+    run = dbg.run
+    exploding = [e.step for e in run.events if e.to_state == "grad_exploding"]
+    assert exploding and max(exploding) < 10
+    assert all(e.to_state in ("grad_exploding", "loss_plateau") for e in run.events)
+    # the full-statistics steps and the settling ones (after the regime began and after a
+    # loss plateau, which is news too): every step would be 200
+    assert len(calls) < 90
+
+
 def test_the_abnormal_sampling_interval_doubles_while_nothing_changes():
     from neuraldbg.schedule import abnormal_interval
 
