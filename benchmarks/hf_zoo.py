@@ -25,12 +25,13 @@ layer recorded, training bit-identical); it loads `FAMILIES` from this file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import statistics
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -130,41 +131,51 @@ def families() -> dict[str, Family]:
     }
 
 
-def train(build: Callable[[], torch.nn.Module], make_batch: Callable[[torch.Generator], Batch],
-          steps: int, path: str | Path | None, preset: str = "standard",
-          times: list[float] | None = None) -> tuple[torch.nn.Module, Any, list[str]]:
-    """`steps` AdamW steps from seed 0 (dropout on), monitored when `path` is given. Returns
-    the model, the monitor (or None) and the monitor's internal-error warnings; each step's
-    wall time is appended to `times` when given."""
-    from neuraldbg import NeuralDbg
-    from neuraldbg.monitor import NeuralDbgWarning
-
+def _model_and_batches(build: Callable[[], torch.nn.Module],
+                       make_batch: Callable[[torch.Generator], Batch], steps: int
+                       ) -> tuple[torch.nn.Module, list[Batch]]:
+    """The model from seed 0 in training mode (dropout on), and `steps` batches from seed 1."""
     torch.manual_seed(0)
     model = build()
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     g = torch.Generator().manual_seed(1)
-    batches = [make_batch(g) for _ in range(steps)]
-    dbg = NeuralDbg(model, path=path, preset=preset) if path is not None else None
+    return model, [make_batch(g) for _ in range(steps)]
+
+
+@contextlib.contextmanager
+def _internal_errors() -> Iterator[list[str]]:
+    """Collects the monitor's internal-error warnings (NeuralDbgWarning) raised inside."""
+    from neuraldbg.monitor import NeuralDbgWarning
+
+    found: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NeuralDbgWarning)
-        if dbg is not None:
-            dbg.start()
-        try:
-            for batch in batches:
-                t0 = time.perf_counter()
-                opt.zero_grad()
-                loss = model(**batch).loss
-                loss.backward()
-                if dbg is not None:
-                    dbg.record_loss(loss)
-                opt.step()
-                if times is not None:
-                    times.append(time.perf_counter() - t0)
-        finally:
-            if dbg is not None:
-                dbg.close()
-    internal = [str(w.message) for w in caught if issubclass(w.category, NeuralDbgWarning)]
+        yield found
+    found += [str(w.message) for w in caught if issubclass(w.category, NeuralDbgWarning)]
+
+
+def _step(model: torch.nn.Module, opt: torch.optim.Optimizer, dbg: Any, batch: Batch) -> None:
+    opt.zero_grad()
+    loss = model(**batch).loss
+    loss.backward()
+    if dbg is not None:
+        dbg.record_loss(loss)
+    opt.step()
+
+
+def train(build: Callable[[], torch.nn.Module], make_batch: Callable[[torch.Generator], Batch],
+          steps: int, path: str | Path | None, preset: str = "standard"
+          ) -> tuple[torch.nn.Module, Any, list[str]]:
+    """`steps` AdamW steps (lr 1e-3), monitored when `path` is given. Returns the model, the
+    monitor (or None) and the monitor's internal-error warnings."""
+    from neuraldbg import NeuralDbg
+
+    model, batches = _model_and_batches(build, make_batch, steps)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    dbg = NeuralDbg(model, path=path, preset=preset) if path is not None else None
+    with _internal_errors() as internal, dbg if dbg is not None else contextlib.nullcontext():
+        for batch in batches:
+            _step(model, opt, dbg, batch)
     return model, dbg, internal
 
 
@@ -173,36 +184,22 @@ def train_with_twin(build: Callable[[], torch.nn.Module],
                     path: str | Path) -> tuple[torch.nn.Module, Any, list[str], list[float],
                                                list[float]]:
     """`train`'s monitored run, with a plain twin (a deep copy, its own AdamW) stepped in turn
-    on the same batches. Returns the monitored model, the monitor, its internal-error warnings
-    and each step's wall time plain and monitored."""
+    on the same batches, the order swapped every step. Returns the monitored model, the
+    monitor, its internal-error warnings and each step's wall time plain and monitored."""
     from neuraldbg import NeuralDbg
-    from neuraldbg.monitor import NeuralDbgWarning
 
-    torch.manual_seed(0)
-    model = build()
-    model.train()
+    model, batches = _model_and_batches(build, make_batch, steps)
     twin = copy.deepcopy(model)
-    opts = (torch.optim.AdamW(twin.parameters(), lr=1e-3),
-            torch.optim.AdamW(model.parameters(), lr=1e-3))
-    g = torch.Generator().manual_seed(1)
-    batches = [make_batch(g) for _ in range(steps)]
+    pairs = ((twin, torch.optim.AdamW(twin.parameters(), lr=1e-3), None),
+             (model, torch.optim.AdamW(model.parameters(), lr=1e-3), NeuralDbg(model, path=path)))
     times: tuple[list[float], list[float]] = ([], [])
-    dbg = NeuralDbg(model, path=path)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NeuralDbgWarning)
-        with dbg:
-            for i, batch in enumerate(batches):
-                for k in ((0, 1) if i % 2 else (1, 0)):
-                    t0 = time.perf_counter()
-                    opts[k].zero_grad()
-                    loss = (twin, model)[k](**batch).loss
-                    loss.backward()
-                    if k:
-                        dbg.record_loss(loss)
-                    opts[k].step()
-                    times[k].append(time.perf_counter() - t0)
-    internal = [str(w.message) for w in caught if issubclass(w.category, NeuralDbgWarning)]
-    return model, dbg, internal, times[0], times[1]
+    with _internal_errors() as internal, pairs[1][2]:
+        for i, batch in enumerate(batches):
+            for k in ((0, 1) if i % 2 else (1, 0)):
+                t0 = time.perf_counter()
+                _step(*pairs[k], batch)
+                times[k].append(time.perf_counter() - t0)
+    return model, pairs[1][2], internal, times[0], times[1]
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ which produces exactly the events an immediate analysis would. A step that triag
 non-finite value, a gradient or loss far from its recent scale, an input outlier, a machine
 that left its healthy regime recently) is analysed at once, while its module outputs are still
 at hand for the non-finite hunt and for full statistics of that very step. A regime that stays
-abnormal with nothing new is queued too (`StepCapture.unsettled`); a change the queue finds
+abnormal with nothing new is queued too (`StepCapture.settled`); a change the queue finds
 escalates from the step it is found at.
 """
 
@@ -130,8 +130,8 @@ class Triage:
                 grad_max: float | None, grad_limit: bool = True) -> tuple[bool, bool]:
         """(urgent, alarm) from a step's values (and the triage's running levels, which it
         moves: call once per step, in step order). `grad_limit`: whether a gradient above the
-        absolute limit makes the step urgent (not while an abnormal regime has settled: a
-        model whose gradients stay above it would have every step analysed at once)."""
+        absolute limit makes the step urgent (not while an abnormal regime has settled:
+        `StepCapture.settled`)."""
         alarm = nonfinite
         if input_max_abs is not None and self.input_outlier(input_max_abs):
             alarm = True
@@ -161,9 +161,10 @@ class Analyzer:
                verdict: tuple[bool, bool] | None = None) -> None:
         """Queue a quiet step; analyse a flagged one at once (with its live buffer).
         `verdict`: the triage's (urgent, alarm) when the caller already asked it."""
+        settled = self.cap.settled(raw.step)
         urgent, alarm = verdict if verdict is not None else self.triage.check(
-            raw, self.cap.grad_limit_urgent(raw.step))
-        if urgent or raw.act_units or self.cap.unsettled(raw.step):
+            raw, grad_limit=not settled)
+        if urgent or raw.act_units or (self.cap.detector.abnormal() and not settled):
             self.drain()
             self._analyse(self.to_host(raw, live), live, alarm)
         else:

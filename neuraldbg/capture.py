@@ -486,20 +486,16 @@ class StepCapture:
         last = self.detector.last_event
         return step - last if last is not None else step
 
-    def unsettled(self, step: int) -> bool:
-        """Some machine is outside its healthy regime and one changed regime recently (within
-        `SETTLE_SAMPLES` x abnormal_every steps): each step is analysed at once, while its
-        module outputs are at hand. A regime that stays abnormal with nothing new (a layer
-        whose gradients stay under the vanishing limit) is analysed in the queue."""
-        return self.detector.abnormal() and self._quiet_for(step) < (
+    def settled(self, step: int) -> bool:
+        """Some machine is outside its healthy regime, and none changed regime for
+        `SETTLE_SAMPLES` x abnormal_every steps (a layer whose gradients stay under the
+        vanishing limit, or over the exploding one). Until it settles, each step is analysed at
+        once, while its module outputs are at hand; once settled, its steps are queued like
+        healthy ones, and a gradient above the absolute limit no longer makes a step urgent (it
+        would make every step so: a layer newly crossing it is an event the queue finds, and a
+        non-finite value stays urgent)."""
+        return self.detector.abnormal() and self._quiet_for(step) >= (
             SETTLE_SAMPLES * self.schedule.abnormal_every)
-
-    def grad_limit_urgent(self, step: int) -> bool:
-        """Whether a gradient above the absolute limit makes step `step` urgent: unless an
-        abnormal regime has settled (gradients that stay above the limit would make every
-        step urgent; a layer newly crossing it is an event the queue finds, and a non-finite
-        value stays urgent)."""
-        return not self.detector.abnormal() or self.unsettled(step)
 
     def hunt_now(self, b: StepBuffer) -> None:
         """Step `b` turned non-finite and the weights are still those of its forward passes

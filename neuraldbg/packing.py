@@ -23,29 +23,31 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
     the values triage read (the median step then pays for no packing, and the step's
     tensors are released at once). False when the step needs the general path (non-finite,
     full statistics, ...)."""
-    if b.full or b.act or b.stash or b.scale is not None or b.norm_vals is None:
+    norms, norm_max = b.norm_vals, b.norm_max  # read by the gradient flush in host memory
+    if b.full or b.act or b.stash or b.scale is not None or norms is None or norm_max is None:
         return False
     loss_t = step_loss(b)
-    loss = float(loss_t) if loss_t is not None else (
+    loss_read = float(loss_t) if loss_t is not None else None
+    loss = loss_read if loss_read is not None else (
         b.float_losses[-1] if b.float_losses else None)
     moments = [list(map(float, m)) for m, _, _ in (*b.inputs, *b.targets)]
-    norm_max = b.norm_max if b.norm_max is not None else math.nan
     # every value Gather.finite would check, and the float losses (a sum is finite iff all are)
     total = norm_max + (loss or 0.0) + sum(b.float_losses) + sum(map(sum, moments))
     if not math.isfinite(total):
         return False
     input_max_abs = max(abs(moments[0][0]), abs(moments[0][1])) if b.inputs else None
+    settled = cap.settled(step)
     verdict = cap.analyzer.triage.verdict(False, input_max_abs, loss, norm_max,
-                                          cap.grad_limit_urgent(step))
-    if verdict[0] or cap.unsettled(step):
+                                          grad_limit=not settled)
+    if verdict[0] or (cap.detector.abnormal() and not settled):
         cap.analyzer.submit(collect(cap, step, b, settings, False)[0], b, verdict)
         return True
     # the values `collect` would fetch, as read above (`Gather.fetch` reads each with .item())
-    host: dict[str, list[float]] = {} if loss is None or loss_t is None else {"loss": [loss]}
+    host: dict[str, list[float]] = {} if loss_read is None else {"loss": [loss_read]}
     n_in = len(b.inputs)
     for k, m in enumerate(moments):
         host[f"in{k}" if k < n_in else f"tg{k - n_in}"] = m
-    host["grads"] = b.norm_vals
+    host["grads"] = norms
     cap.analyzer.queue(RawStep(
         step=step, host=host, finite=True, grads_index=b.norm_k, weights_index=None,
         act_units=[], input_sizes=[n for _, n, _ in b.inputs],

@@ -71,7 +71,7 @@ class TransitionDetector:
         self._states[key], tr = advance(self._states.get(key, _INITIAL[kind]), *obs)
         if tr is None:
             return []
-        self.last_event = step if self.last_event is None else max(self.last_event, step)
+        self.last_event = step  # machines advance in step order
         if tr.to_state in _CALM:  # keep `abnormal()` O(1): it is asked at every step
             self._not_calm.discard(key)
         else:

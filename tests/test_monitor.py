@@ -144,8 +144,10 @@ def test_step_advances_without_an_optimizer(run_path):
     assert all(g is not None and g > 0 for g in grad)
 
 
-def test_one_host_sync_per_healthy_step(run_path, monkeypatch):
-    calls = []
+@pytest.fixture
+def fetches(monkeypatch) -> list[int]:
+    """One entry per `Gather.fetch` call (the step's one host-device copy) from now on."""
+    calls: list[int] = []
     real = Gather.fetch
 
     def counting(self):
@@ -153,6 +155,11 @@ def test_one_host_sync_per_healthy_step(run_path, monkeypatch):
         return real(self)
 
     monkeypatch.setattr(Gather, "fetch", counting)
+    return calls
+
+
+def test_one_host_sync_per_healthy_step(run_path, fetches):
+    calls = fetches
     for cpu in (False, True):  # the device path; in host memory, quiet steps read no Gather
         calls.clear()
         model = mlp()
@@ -789,20 +796,12 @@ def test_a_change_the_queue_finds_late_still_escalates(run_path, monkeypatch):
     assert runs, "no escalation after the jump"
 
 
-def test_gradients_that_stay_above_the_limit_are_not_analysed_one_by_one(run_path,
-                                                                       monkeypatch):
+def test_gradients_that_stay_above_the_limit_are_not_analysed_one_by_one(run_path, fetches):
     """A model whose gradients sit above threshold_exploding for the whole run (a limit set
     under every norm): once that regime has settled, its steps are triaged and queued like
     healthy ones (each step packed and analysed at once cost this model 1.17x instead of
     1.10x), while the regime itself is recorded and sampled as any lasting one."""
-    calls = []
-    real = Gather.fetch
-
-    def counting(self):
-        calls.append(1)
-        return real(self)
-
-    monkeypatch.setattr(Gather, "fetch", counting)
+    calls = fetches
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     with NeuralDbg(model, path=run_path(), threshold_exploding=1e-6,
