@@ -8,7 +8,8 @@ non-finite value, a gradient or loss far from its recent scale, an input outlier
 that left its healthy regime recently) is analysed at once, while its module outputs are still
 at hand for the non-finite hunt and for full statistics of that very step. A regime that stays
 abnormal with nothing new is queued too (`StepCapture.settled`); a change the queue finds
-escalates from the step it is found at.
+escalates from the step it is found at. A recurrence (a machine re-entering a regime it entered
+twice lately, `TransitionDetector.recurrence`) is recorded but does not escalate.
 """
 
 from __future__ import annotations
@@ -236,8 +237,8 @@ class Analyzer:
         if grads is not None and not (hs.scaler_skip and not math.isfinite(grads[n])):
             events += det.observe_grads(
                 step, {cap.names[i]: grads[i] for i in range(n) if hs.observed[i]})
-        abnormal = alarm or nonfinite_now or any(str(e.to_state) not in _HEALTHY
-                                                 for e in events)
+        abnormal = alarm or nonfinite_now or any(
+            str(e.to_state) not in _HEALTHY and not det.recurrence(e) for e in events)
         act = hs.act
         if abnormal and not act and live is not None and live.stash:
             act = cap.act_from_stash(live)

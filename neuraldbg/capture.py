@@ -482,13 +482,14 @@ class StepCapture:
         return b
 
     def _quiet_for(self, step: int) -> int:
-        """Steps since the last event of any machine (the run's length if none yet)."""
+        """Steps since the last event of any machine that is not a recurrence (the run's length
+        if none yet)."""
         last = self.detector.last_event
         return step - last if last is not None else step
 
     def settled(self, step: int) -> bool:
-        """Some machine is outside its healthy regime, and none changed regime for
-        `SETTLE_SAMPLES` x abnormal_every steps (a layer whose gradients stay under the
+        """Some machine is outside its healthy regime, and none changed regime (recurrences
+        aside) for `SETTLE_SAMPLES` x abnormal_every steps (a layer whose gradients stay under the
         vanishing limit, or over the exploding one). Until it settles, each step is analysed at
         once, while its module outputs are at hand; once settled, its steps are queued like
         healthy ones, and a gradient above the absolute limit no longer makes a step urgent (it

@@ -6,7 +6,9 @@ run on a schedule, and every step for `escalate_steps` steps once the cheap sign
 A regime that stays abnormal keeps full statistics every `abnormal_every` steps, not every step;
 with nothing new (no machine changed regime: a layer whose gradients stay under the vanishing
 limit for thousands of steps) that interval doubles every `SETTLE_SAMPLES` samples, up to
-`2 ** MAX_DOUBLINGS` times (`abnormal_interval`). A new abnormal signal escalates again.
+`2 ** MAX_DOUBLINGS` times (`abnormal_interval`). A new abnormal signal escalates again; a layer
+re-entering a regime it already entered twice lately (a gradient norm that keeps crossing a limit
+and coming back) is recorded but is no news (`TransitionDetector.recurrence`).
 """
 
 from __future__ import annotations

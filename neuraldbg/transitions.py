@@ -40,6 +40,12 @@ _INITIAL: dict[str, Any] = {
 #: Regimes that are not abnormal (a loss plateau is a stall, not a failure in progress).
 _CALM = {State.GRAD_HEALTHY, State.ACTIVATION_HEALTHY, State.LOSS_STEADY, State.LOSS_PLATEAU,
          *(states[0] for states in FINITE_STATES.values())}
+#: A machine's entry into an abnormal regime it already entered `RECUR_AFTER` times, the last
+#: within `RECUR_WINDOW` steps, is a recurrence (and so is the exit that ends it): recorded as
+#: any event, but no news for the monitor's schedule (`TransitionDetector.recurrence`).
+#: Finiteness machines never recur: a non-finite value is news every time.
+RECUR_AFTER = 2
+RECUR_WINDOW = 1000
 
 
 def _num(x: Any) -> float | None:
@@ -63,7 +69,13 @@ class TransitionDetector:
         self.thresholds = thresholds if thresholds is not None else Thresholds()
         self._states: dict[tuple[str, str], Any] = {}
         self._not_calm: set[tuple[str, str]] = set()
-        self.last_event: int | None = None  # the step of the latest event of any machine
+        # the step of the latest event of any machine that is not a recurrence
+        self.last_event: int | None = None
+        # per machine: (entries into each abnormal regime so far, in the current run of
+        # entries no more than RECUR_WINDOW steps apart, and the step of the last one)
+        self._entries: dict[tuple[str, str, str], tuple[int, int]] = {}
+        # per machine: (step, is a recurrence) of its latest event
+        self._latest: dict[tuple[str, str], tuple[int, bool]] = {}
 
     def _advance(self, step: int, layer: str, kind: EventKind,
                  advance: Callable[..., tuple[Any, Transition | None]], *obs: Any) -> list[Event]:
@@ -71,12 +83,37 @@ class TransitionDetector:
         self._states[key], tr = advance(self._states.get(key, _INITIAL[kind]), *obs)
         if tr is None:
             return []
-        self.last_event = step  # machines advance in step order
         if tr.to_state in _CALM:  # keep `abnormal()` O(1): it is asked at every step
             self._not_calm.discard(key)
+            # an exit ends the episode its entry began: a recurrence if that was one
+            recurrent = tr.from_state not in _CALM and self._latest.get(key, (0, False))[1]
         else:
             self._not_calm.add(key)
+            recurrent = self._entered(step, layer, kind, tr.to_state)
+        self._latest[key] = (step, recurrent)
+        if not recurrent:
+            self.last_event = step  # machines advance in step order
         return [Event(step, layer, kind, tr.from_state, tr.to_state, tr.value, tr.metadata)]
+
+    def _entered(self, step: int, layer: str, kind: str, regime: str) -> bool:
+        """Count an entry into an abnormal regime; whether it is a recurrence."""
+        if kind in FINITE_STATES:
+            return False
+        key = (layer, kind, regime)
+        count, last = self._entries.get(key, (0, step))
+        if step - last > RECUR_WINDOW:
+            count = 0
+        self._entries[key] = (count + 1, step)
+        return count >= RECUR_AFTER
+
+    def recurrence(self, event: Event) -> bool:
+        """Whether `event`, just returned by an observe method, repeats what its machine did
+        before: an entry into an abnormal regime it entered `RECUR_AFTER` times already, the
+        last within `RECUR_WINDOW` steps, or the exit from such an entry. A gradient norm that
+        keeps crossing a limit and coming back (a layer whose norm sits near
+        `threshold_exploding`) is then recorded every time without escalating every time."""
+        step, recurrent = self._latest.get((event.layer_name, str(event.kind)), (-1, False))
+        return recurrent and step == event.step
 
     def observe_grad_finiteness(self, step: int, layer: str, count: float,
                                 has_nan: bool) -> list[Event]:

@@ -92,6 +92,43 @@ def test_noisy_layer_around_threshold_does_not_flap() -> None:
     assert hops(events)[0] == (1, State.GRAD_HEALTHY, State.GRAD_EXPLODING)
 
 
+def test_a_regime_entered_again_and_again_recurs() -> None:
+    """A layer whose norm keeps crossing the exploding limit and coming back: every crossing
+    is an event, but from the third entry on (within RECUR_WINDOW steps of the last) an entry,
+    and the exit that ends it, are recurrences: no news for the schedule (`last_event` stays)."""
+    from neuraldbg.transitions import RECUR_AFTER, RECUR_WINDOW
+
+    pulse = [2e3] * 3 + [10.0] * 7  # in, then out after exit_patience steps in the band
+    det = TransitionDetector()
+    flags: list[tuple[int, str, bool]] = []
+    for step, n in enumerate(pulse * 5):
+        for e in det.observe_grads(step, {"fc": n}):
+            flags.append((e.step, e.to_state, det.recurrence(e)))
+            if not det.recurrence(e):
+                assert det.last_event == step
+    entries = [f for f in flags if f[1] == State.GRAD_EXPLODING]
+    assert [f[0] for f in entries] == [0, 10, 20, 30, 40]
+    assert [r for _, _, r in entries] == [k >= RECUR_AFTER for k in range(5)]
+    exits = [f for f in flags if f[1] == State.GRAD_HEALTHY]
+    assert len(exits) == 5 and [r for _, _, r in exits] == [r for _, _, r in entries]
+    assert det.last_event == exits[1][0] == 15  # the second entry's exit: the last news
+    # another layer's first entry is news; so is this layer's after a long quiet spell
+    step = 49 + RECUR_WINDOW + 1
+    for layer in ("other", "fc"):
+        (e,) = [e for e in det.observe_grads(step, {layer: 2e3}) if e.layer_name == layer]
+        assert not det.recurrence(e) and det.last_event == step
+        step += 1
+
+
+def test_non_finite_values_are_news_every_time() -> None:
+    det = TransitionDetector()
+    seen = []
+    for step, n in enumerate([1.0, math.inf, 1.0] * 4):
+        seen += [det.recurrence(e) for e in det.observe_grads(step, {"fc": n})
+                 if e.kind == EventKind.GRAD_FINITE]
+    assert len(seen) == 8 and not any(seen)
+
+
 def test_exit_needs_exit_patience_inside_the_hysteresis_band() -> None:
     # 300 is below the enter threshold but above exploding / hysteresis = 250: still exploding
     det, events = grads([1.0, 2e3, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0])
