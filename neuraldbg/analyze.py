@@ -158,14 +158,22 @@ class Analyzer:
         self.analysed = 0
         self.settings: dict[str, str] = {}
 
+    def at_once(self, urgent: bool, settled: bool) -> bool:
+        """Whether a step the triage judged (`urgent`) is analysed now rather than queued:
+        urgent, or some machine left its healthy regime and has not settled
+        (`StepCapture.settled`)."""
+        return urgent or (self.cap.detector.abnormal() and not settled)
+
     def submit(self, raw: RawStep, live: StepBuffer,
-               verdict: tuple[bool, bool] | None = None) -> None:
+               verdict: tuple[bool, bool] | None = None, settled: bool | None = None) -> None:
         """Queue a quiet step; analyse a flagged one at once (with its live buffer).
-        `verdict`: the triage's (urgent, alarm) when the caller already asked it."""
-        settled = self.cap.settled(raw.step)
+        `verdict` and `settled`: the triage's (urgent, alarm) and `StepCapture.settled`, when
+        the caller already asked them."""
+        if settled is None:
+            settled = self.cap.settled(raw.step)
         urgent, alarm = verdict if verdict is not None else self.triage.check(
             raw, grad_limit=not settled)
-        if urgent or raw.act_units or (self.cap.detector.abnormal() and not settled):
+        if raw.act_units or self.at_once(urgent, settled):
             self.drain()
             self._analyse(self.to_host(raw, live), live, alarm)
         else:

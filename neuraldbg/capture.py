@@ -484,7 +484,7 @@ class StepCapture:
     def _quiet_for(self, step: int) -> int:
         """Steps since the last event of any machine that is not a recurrence (the run's length
         if none yet)."""
-        last = self.detector.last_event
+        last = self.detector.last_news
         return step - last if last is not None else step
 
     def settled(self, step: int) -> bool:

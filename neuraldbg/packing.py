@@ -39,8 +39,8 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
     settled = cap.settled(step)
     verdict = cap.analyzer.triage.verdict(False, input_max_abs, loss, norm_max,
                                           grad_limit=not settled)
-    if verdict[0] or (cap.detector.abnormal() and not settled):
-        cap.analyzer.submit(collect(cap, step, b, settings, False)[0], b, verdict)
+    if cap.analyzer.at_once(verdict[0], settled):
+        cap.analyzer.submit(collect(cap, step, b, settings, False)[0], b, verdict, settled)
         return True
     # the values `collect` would fetch, as read above (`Gather.fetch` reads each with .item())
     host: dict[str, list[float]] = {} if loss_read is None else {"loss": [loss_read]}
@@ -48,13 +48,21 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
     for k, m in enumerate(moments):
         host[f"in{k}" if k < n_in else f"tg{k - n_in}"] = m
     host["grads"] = norms
-    cap.analyzer.queue(RawStep(
-        step=step, host=host, finite=True, grads_index=b.norm_k, weights_index=None,
-        act_units=[], input_sizes=[n for _, n, _ in b.inputs],
-        target_sizes=[n for _, n, _ in b.targets], float_losses=b.float_losses,
-        optimizer_stepped=b.optimizer_stepped, full=False, scaler=cap.dbg.scaler is not None,
-        settings=settings))
+    cap.analyzer.queue(_raw_step(cap, step, b, settings, host, True, b.norm_k))
     return True
+
+
+def _raw_step(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, str],
+              host: dict[str, list[float]], finite: bool, grads_index: list[int] | None,
+              weights_index: tuple[list[int], list[int]] | None = None,
+              act_units: list[int] | None = None) -> RawStep:
+    """Step `b` as fetched (`host`, with what its values are) and as its buffer says."""
+    return RawStep(
+        step=step, host=host, finite=finite, grads_index=grads_index,
+        weights_index=weights_index, act_units=act_units or [],
+        input_sizes=[n for _, n, _ in b.inputs], target_sizes=[n for _, n, _ in b.targets],
+        float_losses=b.float_losses, optimizer_stepped=b.optimizer_stepped, full=b.full,
+        scaler=cap.dbg.scaler is not None, settings=settings)
 
 
 def step_loss(b: StepBuffer) -> torch.Tensor | None:
@@ -103,10 +111,6 @@ def collect(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, str]
             g.add("unorm", unorm.norms)
             weights_index = (wnorm.index, unorm.index)
     host = g.fetch()  # the one host-device synchronisation of the step
-    raw = RawStep(
-        step=step, host=host, finite=g.finite, grads_index=grads_index,
-        weights_index=weights_index, act_units=act_units,
-        input_sizes=[n for _, n, _ in b.inputs], target_sizes=[n for _, n, _ in b.targets],
-        float_losses=b.float_losses, optimizer_stepped=b.optimizer_stepped, full=b.full,
-        scaler=cap.dbg.scaler is not None, settings=settings)
+    raw = _raw_step(cap, step, b, settings, host, g.finite, grads_index, weights_index,
+                    act_units)
     return raw, g.finite and all(map(math.isfinite, b.float_losses))

@@ -70,7 +70,7 @@ class TransitionDetector:
         self._states: dict[tuple[str, str], Any] = {}
         self._not_calm: set[tuple[str, str]] = set()
         # the step of the latest event of any machine that is not a recurrence
-        self.last_event: int | None = None
+        self.last_news: int | None = None
         # per machine: (entries into each abnormal regime so far, in the current run of
         # entries no more than RECUR_WINDOW steps apart, and the step of the last one)
         self._entries: dict[tuple[str, str, str], tuple[int, int]] = {}
@@ -92,7 +92,7 @@ class TransitionDetector:
             recurrent = self._entered(step, layer, kind, tr.to_state)
         self._latest[key] = (step, recurrent)
         if not recurrent:
-            self.last_event = step  # machines advance in step order
+            self.last_news = step  # machines advance in step order
         return [Event(step, layer, kind, tr.from_state, tr.to_state, tr.value, tr.metadata)]
 
     def _entered(self, step: int, layer: str, kind: str, regime: str) -> bool:

@@ -40,14 +40,17 @@ def batches(n: int, seed: int = 0, d: int = 8) -> list[tuple[torch.Tensor, torch
     return [(torch.randn(16, d, generator=g), torch.randn(16, 1, generator=g)) for _ in range(n)]
 
 
-def train(model, opt, data, dbg=None, item=False, set_step=True, loss_fn=None):
+def train(model, opt, data, dbg=None, item=False, set_step=True, loss_fn=None,
+          grad_scale=None):
+    """The seed loop; `grad_scale(step)`, when given, multiplies what is differentiated (the
+    gradients change, the recorded loss does not)."""
     loss_fn = loss_fn or nn.functional.mse_loss
     for step, (x, y) in enumerate(data):
         if dbg is not None and set_step:
             dbg.step = step
         opt.zero_grad()
         loss = loss_fn(model(x), y)
-        loss.backward()
+        (loss * grad_scale(step) if grad_scale is not None else loss).backward()
         if dbg is not None:
             dbg.record_loss(loss.item() if item else loss)
         opt.step()
@@ -158,16 +161,23 @@ def fetches(monkeypatch) -> list[int]:
     return calls
 
 
+def train_on_path(run_path, cpu: bool, steps: int):
+    """A healthy run of `mlp()` with the capture forced onto the host path (`cpu`) or the
+    device path (one packed copy per step, as on an accelerator); its run."""
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        assert dbg._capture is not None
+        dbg._capture.cpu = cpu
+        train(model, opt, batches(steps), dbg)
+    return dbg.run
+
+
 def test_one_host_sync_per_healthy_step(run_path, fetches):
     calls = fetches
     for cpu in (False, True):  # the device path; in host memory, quiet steps read no Gather
         calls.clear()
-        model = mlp()
-        opt = torch.optim.SGD(model.parameters(), lr=0.01)
-        with NeuralDbg(model, path=run_path()) as dbg:
-            assert dbg._capture is not None
-            dbg._capture.cpu = cpu
-            train(model, opt, batches(30), dbg)
+        train_on_path(run_path, cpu, 30)
         assert len(calls) == 30 if not cpu else 0 < len(calls) < 30
 
 
@@ -194,15 +204,7 @@ def test_gather_packs_scalars_and_vectors_on_both_paths():
 
 def test_device_path_records_the_same_run(run_path):
     """The one-copy path used for accelerators gives the same run file values as the CPU path."""
-    runs = []
-    for cpu in (True, False):
-        model = mlp()
-        opt = torch.optim.SGD(model.parameters(), lr=0.01)
-        with NeuralDbg(model, path=run_path()) as dbg:
-            assert dbg._capture is not None
-            dbg._capture.cpu = cpu
-            train(model, opt, batches(40), dbg)
-        runs.append(dbg.run)
+    runs = [train_on_path(run_path, cpu, 40) for cpu in (True, False)]
     for column in runs[0].series.columns:
         assert same_values(runs[0].series.get(column), runs[1].series.get(column)), column
     assert runs[0].events == runs[1].events
@@ -782,12 +784,7 @@ def test_a_change_the_queue_finds_late_still_escalates(run_path, monkeypatch):
     opt = torch.optim.SGD(model.parameters(), lr=1e-6)
     data = batches(260)
     with NeuralDbg(model, path=run_path(), threshold_exploding=1e12) as dbg:
-        for step, (x, y) in enumerate(data):
-            opt.zero_grad()
-            loss = nn.functional.mse_loss(model(x), y)
-            (loss * (1000.0 if step >= 120 else 1.0)).backward()
-            dbg.record_loss(loss)
-            opt.step()
+        train(model, opt, data, dbg, grad_scale=lambda step: 1000.0 if step >= 120 else 1.0)
     run = dbg.run
     jumps = [e.step for e in run.events if e.to_state == "grad_exploding"]
     assert jumps and min(jumps) == 120
@@ -806,13 +803,8 @@ def test_a_limit_crossed_again_and_again_stops_escalating(run_path):
     opt = torch.optim.SGD(model.parameters(), lr=1e-6)
     pulses = range(30, 300, 40)
     with NeuralDbg(model, path=run_path(), threshold_exploding=100.0) as dbg:
-        for step, (x, y) in enumerate(batches(300)):
-            opt.zero_grad()
-            loss = nn.functional.mse_loss(model(x), y)
-            hot = any(p <= step < p + 3 for p in pulses)
-            (loss * (1e5 if hot else 1.0)).backward()
-            dbg.record_loss(loss)
-            opt.step()
+        train(model, opt, batches(300), dbg, grad_scale=lambda step: 1e5 if any(
+            p <= step < p + 3 for p in pulses) else 1.0)
     run = dbg.run
     entries = {e.step for e in run.events if e.to_state == "grad_exploding"}
     exits = {e.step for e in run.events if e.kind == "grad" and e.to_state == "grad_healthy"}

@@ -95,7 +95,7 @@ def test_noisy_layer_around_threshold_does_not_flap() -> None:
 def test_a_regime_entered_again_and_again_recurs() -> None:
     """A layer whose norm keeps crossing the exploding limit and coming back: every crossing
     is an event, but from the third entry on (within RECUR_WINDOW steps of the last) an entry,
-    and the exit that ends it, are recurrences: no news for the schedule (`last_event` stays)."""
+    and the exit that ends it, are recurrences: no news for the schedule (`last_news` stays)."""
     from neuraldbg.transitions import RECUR_AFTER, RECUR_WINDOW
 
     pulse = [2e3] * 3 + [10.0] * 7  # in, then out after exit_patience steps in the band
@@ -105,18 +105,18 @@ def test_a_regime_entered_again_and_again_recurs() -> None:
         for e in det.observe_grads(step, {"fc": n}):
             flags.append((e.step, e.to_state, det.recurrence(e)))
             if not det.recurrence(e):
-                assert det.last_event == step
+                assert det.last_news == step
     entries = [f for f in flags if f[1] == State.GRAD_EXPLODING]
     assert [f[0] for f in entries] == [0, 10, 20, 30, 40]
     assert [r for _, _, r in entries] == [k >= RECUR_AFTER for k in range(5)]
     exits = [f for f in flags if f[1] == State.GRAD_HEALTHY]
     assert len(exits) == 5 and [r for _, _, r in exits] == [r for _, _, r in entries]
-    assert det.last_event == exits[1][0] == 15  # the second entry's exit: the last news
+    assert det.last_news == exits[1][0] == 15  # the second entry's exit: the last news
     # another layer's first entry is news; so is this layer's after a long quiet spell
     step = 49 + RECUR_WINDOW + 1
     for layer in ("other", "fc"):
         (e,) = [e for e in det.observe_grads(step, {layer: 2e3}) if e.layer_name == layer]
-        assert not det.recurrence(e) and det.last_event == step
+        assert not det.recurrence(e) and det.last_news == step
         step += 1
 
 
