@@ -10,10 +10,11 @@ largest jump over the layer's own baseline leads).
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 
-from causal.run import Event, Run
-from causal.views import forward_order
+from causal.run import Event, LayerStat, Run
+from causal.views import forward_order, layer_series
 
 _BACKWARD_KINDS = {"grad", "grad_finite"}
 
@@ -59,13 +60,41 @@ def first_cause(run: Run, events: Sequence[Event]) -> tuple[Event | None, str]:
     return lead, note
 
 
-def input_layer(run: Run) -> str | None:
-    """The first layer that reads the inputs: the first source of the layer DAG that ran."""
+#: Layers that look rows up by id: they read no value of the batch, so no scale either.
+LOOKUPS = frozenset({"Embedding", "EmbeddingBag"})
+
+
+def input_layer(run: Run, step: int | None = None) -> str | None:
+    """The layer that reads the input batch's values: a source of the layer DAG that ran, past
+    embedding lookups when another source reads values (a model fed ids and dense features
+    reads their scale where the features enter). With several, the one whose outputs at
+    `step` (the run's first recorded step by default) stood out most from its own before
+    (non-finite first, then the largest jump of max|a|, then the largest max|a| when nothing
+    came before): a batch read by several layers (an image and a diffusion timestep, two
+    towers' inputs) shows its bad values where they enter. Else the first in forward order."""
     dag = run.dag
-    for n in dag.forward_order():
-        if (node := dag.node(n)) is not None and node.ran and not dag.predecessors(n):
+    sources = [n for n in dag.forward_order()
+               if (node := dag.node(n)) is not None and node.ran and not dag.predecessors(n)]
+    values = [n for n in sources if (node := dag.node(n)) is not None
+              and node.module_type not in LOOKUPS] or sources
+    if len(values) < 2:
+        return values[0] if values else None
+    if step is None:
+        step = run.series.steps[0] if run.series.steps else 0
+    scale = layer_series(run, LayerStat.ACT_MAX_ABS, until=step)
+    bad = layer_series(run, LayerStat.ACT_NONFINITE, until=step)
+    best: tuple[float, str] | None = None
+    for n in values:
+        if any(s == step and v > 0 for s, v in bad.get(n, ())):
             return n
-    return None
+        at = [v for s, v in scale.get(n, ()) if s == step and math.isfinite(v)]
+        before = [v for s, v in scale.get(n, ()) if s < step and math.isfinite(v)]
+        if not at:
+            continue
+        score = at[0] / max(statistics.median(before), 1e-30) if before else at[0]
+        if best is None or score > best[0]:
+            best = (score, n)
+    return best[1] if best is not None else values[0]
 
 
 def output_layer(run: Run) -> str | None:

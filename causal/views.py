@@ -107,8 +107,8 @@ def loss_output_at_bound(origin: Event) -> str | None:
 
 def trouble_events(run: Run, until: int | None = None) -> list[Event]:
     """Events that entered a bad regime (and non-finite origins), by step; gradients that a
-    GradScaler skipped in a run that recovered are not trouble, nor a zero-initialised gate
-    opening (`passing_vanish`), nor anything in a run that learned through it
+    GradScaler skipped in a run that recovered are not trouble, nor a gate closing and opening
+    again (`passing_vanish`), nor anything in a run that learned through it
     (`learned_through`)."""
     skipped = skipped_steps(run)
     passing = passing_vanish(run)
@@ -149,15 +149,24 @@ def learned_through(run: Run, step: int) -> bool:
 #: gate's, and how far above the vanishing threshold they must come back to count as learning.
 OPENING_STEPS = 3
 OPENED_FACTOR = 100.0
+#: How many times a layer's gradient must fall to exactly zero and come back to be a gate's.
+GATE_CLOSINGS = 2
 
 
 def passing_vanish(run: Run) -> set[int]:
-    """The `grad_vanishing` events (by id) of a gate opening: gradients that vanished on the
-    run's first steps and came back to ordinary magnitudes (100x the vanishing threshold)
-    before its first non-finite value. A gate or residual branch initialised at zero
-    (adaLN-Zero, LoRA's B, zero-init residual scales) has no gradient until its first update
-    by design; gradients that vanish later, or only crawl back over the threshold, still
-    count."""
+    """The `grad_vanishing` events (by id) of a gate, which closes a gradient path by design:
+    gradients that came back to ordinary magnitudes (100x the vanishing threshold) before the
+    run's first non-finite value, after they either
+
+    - vanished on the run's first steps: a gate or residual branch initialised at zero
+      (adaLN-Zero, LoRA's B, zero-init residual scales) has no gradient until its first
+      update; or
+    - fell to exactly zero, GATE_CLOSINGS times or more, in a run where no layer had died: a
+      clamp, hinge or threshold in the loss (free bits, a margin met, a masked term) that
+      passes no gradient on some steps and some again on others.
+
+    Gradients that vanish later and stay small, or only crawl back over the threshold, still
+    count, as do exact zeros that a layer of dead ReLUs downstream explains."""
     if not run.series.steps:
         return set()
     start, stop = run.series.steps[0], nonfinite_step(run)
@@ -167,10 +176,19 @@ def passing_vanish(run: Run) -> set[int]:
         if (e.kind == "grad" and e.to_state == "grad_healthy" and e.value >= floor
                 and (stop is None or e.step < stop)):
             back.setdefault(e.layer_name, []).append(e.step)
-    return {id(e) for e in run.events
-            if e.kind == "grad" and e.to_state == "grad_vanishing"
-            and e.step - start < OPENING_STEPS
-            and any(s > e.step for s in back.get(e.layer_name, ()))}
+    came_back = [e for e in run.events
+                 if e.kind == "grad" and e.to_state == "grad_vanishing"
+                 and any(s > e.step for s in back.get(e.layer_name, ()))]
+    passing = {id(e) for e in came_back if e.step - start < OPENING_STEPS}
+    died = min((e.step for e in run.events if e.to_state == "activation_dead"), default=None)
+    closings: dict[str, list[Event]] = {}
+    for e in came_back:
+        if e.value == 0.0:
+            closings.setdefault(e.layer_name, []).append(e)
+    for closed in closings.values():
+        if len(closed) >= GATE_CLOSINGS and (died is None or died > closed[0].step):
+            passing.update(id(e) for e in closed)
+    return passing
 
 
 def nonfinite_step(run: Run) -> int | None:

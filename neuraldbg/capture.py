@@ -331,6 +331,7 @@ class StepCapture:
             if not b.open:
                 b = self._begin_step()
             b.forwards += 1
+            b.model_args.append((args, kwargs))
             x = batch_input(args, kwargs, self.arg_names)
             if kwargs and not self.user_loss:  # a model that computes its own loss
                 b.model_loss_parts |= loss_is_share(kwargs)

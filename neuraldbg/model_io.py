@@ -90,6 +90,20 @@ def batch_input(args: tuple[Any, ...], kwargs: Mapping[str, Any], names: ArgName
     return None
 
 
+def call_tensors(args: tuple[Any, ...], kwargs: Mapping[str, Any], names: ArgNames
+                 ) -> Iterator[tuple[str | None, torch.Tensor]]:
+    """(argument name, tensor) of every floating-point tensor a call of the model was given,
+    masks and labels left out (see the module docstring)."""
+    for i, a in enumerate(args):
+        for name, t in _named(a, names[i]):
+            if t.is_floating_point() and t.numel() and not _left_out(name):
+                yield name, t
+    for key, a in kwargs.items():
+        for name, t in _named(a, key):
+            if t.is_floating_point() and t.numel() and not _left_out(name):
+                yield name, t
+
+
 def model_targets(kwargs: Mapping[str, Any]) -> torch.Tensor | None:
     """The targets of a model that computes its own loss: floating-point `labels` passed by
     keyword (a regression's values; class labels and token ids are categories, no scale)."""

@@ -19,6 +19,7 @@ import torch
 from causal.run import INPUT, LOSS, Direction, Event, EventKind, LayerStat, State
 from neuraldbg.gather import Gather
 from neuraldbg.loss_graph import half_ops
+from neuraldbg.model_io import call_tensors
 from neuraldbg.recompute import rerun_in_float32
 from neuraldbg.stats import ACT_COLUMNS, nonfinite_count
 
@@ -83,8 +84,14 @@ def forward_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
             inner = e.name if j is not None else None
             while j is not None:
                 k, e = j, stash[j]
-                # the root's inputs are the batch, checked before the forward pass
-                inputs_finite = True if e.name == "" else _inputs_finite(host, k)
+                if e.name == "":  # the model's own arguments: the batch was checked before
+                    # the forward pass, its other arguments are checked now
+                    came_in = argument_origin(cap, step, b)
+                    if came_in is not None:
+                        return came_in
+                    inputs_finite = True
+                    break
+                inputs_finite = _inputs_finite(host, k)
                 if inputs_finite is not False:
                     break
                 j = _enclosing(stash, k)
@@ -146,6 +153,19 @@ def _loss_inputs(cap: StepCapture, b: StepBuffer) -> dict[str, Any]:
     counts = torch.stack([(o == 0).sum(), (o == 1).sum()]).tolist()  # the hunt step only
     return {"output_layer": producer.name, "output_zeros": int(counts[0]),
             "output_ones": int(counts[1]), "output_numel": o.numel()}
+
+
+def argument_origin(cap: StepCapture, step: int, b: StepBuffer) -> Event | None:
+    """A non-finite value that came into the model with one of its arguments other than the
+    measured batch (a second positional input, a context set, a conditioning tensor; masks
+    left out, whose -inf is by design): born in the input, as a non-finite batch is."""
+    for args, kwargs in b.model_args:
+        for name, t in call_tensors(args, kwargs, cap.arg_names):
+            count, has_nan = nonfinite_count([t.detach()])
+            if count > 0:
+                return nonfinite_origin(step, INPUT, Direction.INPUT, count, has_nan,
+                                        tensor="input", argument=name)
+    return None
 
 
 def _flags(rest: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:

@@ -43,6 +43,8 @@ def describe_origin(run: Run, ev: Event) -> str:
         text += "; its inputs were already non-finite"
     if meta.get("tensor") == "target":
         text += "; in the targets"
+    if meta.get("argument"):
+        text += f"; in the model's argument {meta['argument']!r}, not the measured batch"
     if meta.get("fp32_finite") is True:
         text += (f"; re-run in float32 on the same inputs it is finite (max |output| "
                  f"{meta.get('fp32_max_abs', float('nan')):.3g}): a float16 overflow")

@@ -123,6 +123,9 @@ class StepBuffer:
     stash: list[RawEntry] = field(default_factory=list)
     # the step's forward passes, kept to run them again when no outputs were kept (replay.py)
     calls: list[ForwardCall] = field(default_factory=list)
+    # the arguments of each call of the model (references), to tell a non-finite value that
+    # came in with any of them (not only the measured batch) from one born inside
+    model_args: list[tuple[Any, Any]] = field(default_factory=list)
     replayed: bool = False  # the stash comes from running the forward passes again
     hunted: bool = False  # the forward-born origin was looked for while the weights were intact
     forward_origin: Event | None = None  # what that found

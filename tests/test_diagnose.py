@@ -199,7 +199,7 @@ SIGNATURES = {
     "saturation": (run_saturation, "3"),
     "lr_too_high": (run_lr_too_high, "2"),  # gradients explode in 0 and 2: 2 is downstream
     "bad_init": (run_bad_init, "0"),
-    "data_outlier": (run_data_outlier, INPUT),
+    "data_outlier": (run_data_outlier, "0"),  # where the batch enters the model
     "fp16_overflow": (run_fp16_overflow, "4"),
     "unsafe_op": (run_unsafe_op, "log"),
     "dead_relu": (run_dead_relu, "3"),
@@ -781,12 +781,14 @@ def test_unscaled_targets_are_put_at_the_output_layer_that_has_to_produce_them()
 def test_a_batch_whose_targets_alone_are_corrupt_is_put_at_the_output_layer():
     """A sentinel (1e10 for "unknown flow") left in one batch's targets reaches the model
     through the loss, which compares them with the output layer's values: the diagnosis puts
-    it there and says to inspect the targets; corrupt inputs stay at `<input>`."""
+    it there and says to inspect the targets; corrupt inputs are put at the layer they enter
+    the model by."""
     from causal.causes.data_outlier import DataOutlier
 
     run = run_data_outlier()
     cause = DataOutlier()
-    assert cause.localize(run).layer == INPUT
+    assert cause.localize(run).layer == "0"
+    assert "enters the model at '0'" in cause.describe(run, cause.localize(run))
     tgt = [2.0 + 0.1 * (i % 3) for i in range(120)]
     tgt[90] = 1e10
     targets = Run({}, run.dag, run.events,
@@ -842,3 +844,80 @@ def test_an_init_that_zeroes_most_layers_is_put_at_the_first_of_them():
     assert "instead of zeros" in cause.fixes(zeroed, loc)[0]
     one_head = with_gains({"8": 0.0})
     assert cause.localize(one_head).layer == cause.localize(base).layer
+
+
+def two_entry_graph() -> LayerGraph:
+    """A model read by three layers with nothing upstream: an id lookup, a timestep MLP and an
+    image conv (in that forward order), joined by a head."""
+    nodes = (LayerNode("ids", "ids", "Embedding", 100, 0, 0, True),
+             LayerNode("temb", "temb", "Linear", 100, 0, 1, True),
+             LayerNode("conv_in", "conv_in", "Conv2d", 100, 0, 2, True),
+             LayerNode("head", "head", "Linear", 100, 1, 3, True))
+    return LayerGraph("autograd", nodes, (("ids", "head"), ("temb", "head"),
+                                          ("conv_in", "head")))
+
+
+def test_a_batch_is_placed_where_its_bad_values_enter_the_model():
+    """With several layers reading the model's arguments, a corrupt batch is placed at the one
+    whose outputs stood out at its step (non-finite first, else the largest jump over its own
+    before), never at an id lookup; with nothing recorded, at the first that reads values."""
+    from causal.localize import input_layer
+
+    g = two_entry_graph()
+    steps = [88, 89, 90]
+    jump = window(g, 90, {("temb", "act_max_abs"): [2.0, 2.1, 2.2],
+                          ("conv_in", "act_max_abs"): [1.0, 1.1, 900.0],
+                          ("ids", "act_max_abs"): [5.0, 5.0, 9e9]}, steps)
+    run = Run({}, g, (), series(120), (), (jump,))
+    assert input_layer(run, 90) == "conv_in"
+    nan = window(g, 90, {("temb", "act_nonfinite"): [0.0, 0.0, 3.0],
+                         ("conv_in", "act_nonfinite"): [0.0, 0.0, 0.0]}, steps)
+    assert input_layer(Run({}, g, (), series(120), (), (nan,)), 90) == "temb"
+    assert input_layer(Run({}, g, (), series(120), (), ()), 90) == "temb"
+
+
+def gate_run(dead_step: int | None) -> Run:
+    """A layer whose gradient falls to exactly zero and comes back, three times (a clamp in
+    the loss, free bits), optionally after a layer of ReLUs died."""
+    g = mlp_graph("ReLU")
+    events = []
+    for start in (20, 60, 100):
+        events += [ev(start, "2", "grad", "grad_healthy", "grad_vanishing", 0.0),
+                   ev(start + 8, "2", "grad", "grad_vanishing", "grad_healthy", 0.5)]
+    if dead_step is not None:
+        events.append(ev(dead_step, "3", "activation", "activation_healthy",
+                         "activation_dead", 0.99))
+    events.sort(key=lambda e: e.step)
+    loss = [1.0 - 0.002 * i for i in range(200)]
+    return Run({}, g, tuple(events), series(200, loss), (), (flat_start(g),))
+
+
+def test_a_gradient_gate_that_closes_and_opens_is_no_failure():
+    """Exact zeros that keep coming back to ordinary gradients are a gate in the loss (free
+    bits, a hinge met), not vanishing gradients; the same zeros after a layer of ReLUs died
+    are that layer's doing and still count."""
+    from causal.views import failure_step, passing_vanish
+
+    gated = gate_run(None)
+    assert len(passing_vanish(gated)) == 3
+    assert failure_step(gated) is None
+    died = gate_run(10)
+    assert passing_vanish(died) == set()
+    assert failure_step(died) == 20
+
+
+def test_a_non_finite_argument_other_than_the_batch_is_an_input_outlier():
+    """A NaN that came in with another argument of the model (the origin says input) is a
+    non-finite input, and the data outlier is placed at its step."""
+    from causal.causes.data_outlier import DataOutlier
+    from causal.symptoms.data import InputOutlier
+
+    base = run_data_outlier()
+    inp = [3.0 + 0.1 * (i % 5) for i in range(120)]
+    loss = [1.0 - 0.004 * i for i in range(90)] + [float("nan")] * 30
+    events = (origin(90, INPUT, "input", tensor="input", argument="context"),
+              ev(90, LOSS, "loss_finite", "loss_finite", "loss_nan", 1.0))
+    run = Run({}, base.dag, events, series(120, loss, inp=inp), base.settings, base.windows)
+    assert InputOutlier().observe(run)["nonfinite"] == 1.0
+    loc = DataOutlier().localize(run)
+    assert (loc.layer, loc.step) == ("0", 90)

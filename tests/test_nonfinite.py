@@ -163,6 +163,46 @@ def test_input_born(run_path):
     assert any(e.to_state == "input_nan" and e.step == 5 for e in run.events)
 
 
+class Conditioned(nn.Module):
+    """A model given its batch and a second tensor (a context set, a conditioning signal)
+    that it only reads through a Linear of its own, and an additive mask."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+        self.ctx = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 1)
+
+    def forward(self, x, context, attn_mask):
+        return self.head(self.body(x) + self.ctx(context).mean(0) + attn_mask.amax())
+
+
+@pytest.mark.parametrize("preset", ["standard", "full"])
+def test_a_nan_in_another_argument_than_the_batch_is_input_born(run_path, preset):
+    """The batch is measured every step; a NaN that came in with another argument is found
+    when the hunt reaches the model's own inputs: born in the input, with the argument's
+    name, not in the model. A mask's -inf is by design and is left out."""
+    torch.manual_seed(0)
+    model = Conditioned()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    g = torch.Generator().manual_seed(0)
+    mask = torch.tensor([0.0, float("-inf")])
+    with NeuralDbg(model, path=run_path(), preset=preset) as dbg:
+        for step in range(8):
+            x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
+            context = torch.randn(5, 4, generator=g)
+            if step == 6:
+                context[2, 1] = float("nan")
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x, context, mask), y)
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    ev = dbg.run.first_nonfinite
+    assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (6, INPUT, Direction.INPUT)
+    assert ev.metadata["argument"] == "context" and ev.to_state == "nan"
+
+
 def test_target_born_is_input(run_path):
     def poison(step, x, y):
         if step == 3:

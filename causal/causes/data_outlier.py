@@ -14,8 +14,9 @@ from types import MappingProxyType
 
 from causal.cause import CauseNode
 from causal.hypothesis import Localization
-from causal.localize import output_layer
+from causal.localize import input_layer, output_layer
 from causal.run import INPUT, Event, Run
+from causal.symptoms.data import input_born
 from causal.views import failure_step, robust_z
 
 
@@ -39,14 +40,16 @@ class DataOutlier(CauseNode):
 
     def localize(self, run: Run) -> Localization:
         """The step of the offending batch: the first non-finite input, else the largest
-        robust outlier of max|x| (or max|y|). At `<input>`, or, when only its targets are bad
-        (the inputs of that step are finite and ordinary), at the output layer the loss
-        compares with them."""
+        robust outlier of max|x| (or max|y|). At the layer the batch enters the model by, or,
+        when only its targets are bad (the inputs of that step are finite and ordinary), at
+        the output layer the loss compares with them."""
         for column in ("input_nonfinite", "target_nonfinite"):
             bad = [s for s, v in run.series.get(column) if v]
             if bad:
                 chain = tuple(e for e in run.events if e.layer_name == INPUT and e.step == bad[0])
                 return _placed(run, column.startswith("target"), bad[0], chain)
+        if (origin := input_born(run)) is not None:  # another argument than the batch
+            return _placed(run, False, origin.step, (origin,))
         stop = failure_step(run)
         best: tuple[float, int, bool] | None = None
         for column in ("input_max_abs", "target_max_abs"):
@@ -66,7 +69,8 @@ class DataOutlier(CauseNode):
         if _in_targets(loc):
             return (f"A corrupt or extreme target batch at step {loc.step} broke a calm run "
                     f"(the loss compares {loc.layer!r} with them)")
-        return f"A corrupt or extreme input batch at step {loc.step} broke a calm run"
+        where = f" (it enters the model at {loc.layer!r})" if loc.layer not in (None, INPUT) else ""
+        return f"A corrupt or extreme input batch at step {loc.step} broke a calm run{where}"
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
         if _in_targets(loc):
@@ -80,20 +84,24 @@ class DataOutlier(CauseNode):
                 "batch cannot wreck the weights"]
 
 
+#: The note of a batch placed at the output layer: only its targets were bad.
+TARGETS_NOTE = "the inputs of that step are ordinary, its targets are not"
+
+
 def _in_targets(loc: Localization) -> bool:
     """Whether `localize` put the batch at the output layer (only its targets were bad)."""
-    return loc.layer is not None and loc.layer != INPUT
+    return loc.note == TARGETS_NOTE
 
 
 def _placed(run: Run, in_targets: bool, step: int | None, chain: tuple[Event, ...]
             ) -> Localization:
-    """At `<input>`, unless only the targets of step `step` are bad: then at the output layer."""
+    """At the layer that reads the input batch's values (`<input>` when the layer graph has
+    none), unless only the targets of step `step` are bad: then at the output layer."""
     if in_targets and step is not None and _inputs_ordinary(run, step):
         out = output_layer(run)
         if out is not None:
-            return Localization(out, step, chain, "the inputs of that step are ordinary, its "
-                                                  "targets are not")
-    return Localization(INPUT, step, chain)
+            return Localization(out, step, chain, TARGETS_NOTE)
+    return Localization(input_layer(run, step) or INPUT, step, chain)
 
 
 def _inputs_ordinary(run: Run, step: int) -> bool:

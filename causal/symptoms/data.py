@@ -22,7 +22,8 @@ from causal.views import (
 
 class InputOutlier(Symptom):
     """A single batch far from the others (robust z-score of log max|x|), or a non-finite
-    input or target, in otherwise ordinary data."""
+    input or target (the measured batch, or any other argument the model was given, as the
+    first non-finite value's origin says), in otherwise ordinary data."""
 
     name = "input_outlier"
     states = ("none", "outlier", "nonfinite")
@@ -33,7 +34,7 @@ class InputOutlier(Symptom):
         stop = failure_step(run)
         bad = [v for s, v in run.series.get("input_nonfinite") + run.series.get(
             "target_nonfinite") if v and (stop is None or s <= stop)]
-        if bad:
+        if bad or input_born(run, stop):
             return self.hard("nonfinite")
         for column in ("input_max_abs", "target_max_abs"):
             pts = [(s, v) for s, v in run.series.get(column)
@@ -47,6 +48,15 @@ class InputOutlier(Symptom):
             if z[top] > 8 and logs[top] - max(others) > 0.7:
                 return self.hard("outlier")
         return self.hard("none")
+
+
+def input_born(run: Run, until: int | None = None) -> Event | None:
+    """The first non-finite value's origin when it came in with the model's arguments (up to
+    step `until`)."""
+    origin = first_origin(run)
+    if origin is None or str(origin.metadata.get("direction")) != Direction.INPUT:
+        return None
+    return origin if until is None or origin.step <= until else None
 
 
 #: Data of magnitude from here up is not standardised (`input_scale` calls it large).
