@@ -65,9 +65,10 @@ LOOKUPS = frozenset({"Embedding", "EmbeddingBag"})
 
 
 def input_layer(run: Run, step: int | None = None) -> str | None:
-    """The layer that reads the input batch's values: a source of the layer DAG that ran, past
-    embedding lookups when another source reads values (a model fed ids and dense features
-    reads their scale where the features enter). With several, the one whose outputs at
+    """The layer that reads the input batch's values: a source of the layer DAG that ran that
+    is no embedding lookup (ids have no scale; a model fed ids and dense features reads their
+    scale where the features enter; None when only lookups are sources: the values then enter
+    through the model's own code). With several, the one whose outputs at
     `step` (the run's first recorded step by default) stood out most from its own before
     (non-finite first, then the largest jump of max|a|, then the largest max|a| when nothing
     came before): a batch read by several layers (an image and a diffusion timestep, two
@@ -76,7 +77,7 @@ def input_layer(run: Run, step: int | None = None) -> str | None:
     sources = [n for n in dag.forward_order()
                if (node := dag.node(n)) is not None and node.ran and not dag.predecessors(n)]
     values = [n for n in sources if (node := dag.node(n)) is not None
-              and node.module_type not in LOOKUPS] or sources
+              and node.module_type not in LOOKUPS]
     if len(values) < 2:
         return values[0] if values else None
     if step is None:

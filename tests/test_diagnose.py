@@ -921,3 +921,18 @@ def test_a_non_finite_argument_other_than_the_batch_is_an_input_outlier():
     assert InputOutlier().observe(run)["nonfinite"] == 1.0
     loc = DataOutlier().localize(run)
     assert (loc.layer, loc.step) == ("0", 90)
+
+
+def test_a_model_read_only_through_id_lookups_has_no_input_layer():
+    """Ids have no scale: when every layer that reads the model's arguments is a lookup, the
+    values came in through the model's own code, and a corrupt batch stays at `<input>`."""
+    from causal.causes.data_outlier import DataOutlier
+    from causal.localize import input_layer
+
+    nodes = (LayerNode("ids", "ids", "Embedding", 100, 0, 0, True),
+             LayerNode("rnn", "rnn", "GRU", 100, 1, 1, True))
+    g = LayerGraph("fx", nodes, (("ids", "rnn"),))
+    base = run_data_outlier()
+    run = Run({}, g, base.events, base.series, base.settings, ())
+    assert input_layer(run) is None
+    assert DataOutlier().localize(run).layer == INPUT
