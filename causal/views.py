@@ -94,6 +94,15 @@ def first_origin(run: Run) -> Event | None:
     return min(origins, key=lambda e: e.step) if origins else None
 
 
+def input_born(run: Run, until: int | None = None) -> Event | None:
+    """The first non-finite value's origin when it came in with the model's arguments (up to
+    step `until`)."""
+    origin = first_origin(run)
+    if origin is None or str(origin.metadata.get("direction")) != Direction.INPUT:
+        return None
+    return origin if until is None or origin.step <= until else None
+
+
 def loss_output_at_bound(origin: Event) -> str | None:
     """For a value born in the loss: the layer that produced the model's output, when some of
     its values were exactly 0 or 1 (the singular points of log, log(1 - p) and division)."""

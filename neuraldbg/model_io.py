@@ -19,6 +19,7 @@ loop the user does not write.
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -79,29 +80,20 @@ def batch_input(args: tuple[Any, ...], kwargs: Mapping[str, Any], names: ArgName
     """The input batch of one call of the model (see the module docstring), or None."""
     if args and type(x := args[0]) is torch.Tensor and _is_batch(x) and not names.first_left_out:
         return x  # the common call: model(x)
-    for i, a in enumerate(args):
-        for name, t in _named(a, names[i]):
-            if _is_batch(t) and not _left_out(name):
-                return t
-    for key, a in kwargs.items():
-        for name, t in _named(a, key):
-            if _is_batch(t) and not _left_out(name):
-                return t
-    return None
+    return next((t for _, t in call_tensors(args, kwargs, names) if t.dim() > 0), None)
 
 
 def call_tensors(args: tuple[Any, ...], kwargs: Mapping[str, Any], names: ArgNames
                  ) -> Iterator[tuple[str | None, torch.Tensor]]:
-    """(argument name, tensor) of every floating-point tensor a call of the model was given,
-    masks and labels left out (see the module docstring)."""
-    for i, a in enumerate(args):
-        for name, t in _named(a, names[i]):
-            if t.is_floating_point() and t.numel() and not _left_out(name):
-                yield name, t
-    for key, a in kwargs.items():
-        for name, t in _named(a, key):
-            if t.is_floating_point() and t.numel() and not _left_out(name):
-                yield name, t
+    """(argument name, tensor) of every non-empty floating-point tensor a call of the model
+    was given, in order (positional first), masks and labels left out (see the module
+    docstring)."""
+    named = itertools.chain(
+        (item for i, a in enumerate(args) for item in _named(a, names[i])),
+        (item for key, a in kwargs.items() for item in _named(a, key)))
+    for name, t in named:
+        if t.is_floating_point() and t.numel() and not _left_out(name):
+            yield name, t
 
 
 def model_targets(kwargs: Mapping[str, Any]) -> torch.Tensor | None:

@@ -16,8 +16,7 @@ from causal.cause import CauseNode
 from causal.hypothesis import Localization
 from causal.localize import input_layer, output_layer
 from causal.run import INPUT, Event, Run
-from causal.symptoms.data import input_born
-from causal.views import failure_step, robust_z
+from causal.views import failure_step, input_born, robust_z
 
 
 class DataOutlier(CauseNode):

@@ -15,6 +15,7 @@ from causal.views import (
     finite,
     first_origin,
     half_dtypes,
+    input_born,
     layer_series,
     robust_z,
 )
@@ -48,15 +49,6 @@ class InputOutlier(Symptom):
             if z[top] > 8 and logs[top] - max(others) > 0.7:
                 return self.hard("outlier")
         return self.hard("none")
-
-
-def input_born(run: Run, until: int | None = None) -> Event | None:
-    """The first non-finite value's origin when it came in with the model's arguments (up to
-    step `until`)."""
-    origin = first_origin(run)
-    if origin is None or str(origin.metadata.get("direction")) != Direction.INPUT:
-        return None
-    return origin if until is None or origin.step <= until else None
 
 
 #: Data of magnitude from here up is not standardised (`input_scale` calls it large).
