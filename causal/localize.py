@@ -74,9 +74,8 @@ def input_layer(run: Run, step: int | None = None) -> str | None:
     came before): a batch read by several layers (an image and a diffusion timestep, two
     towers' inputs) shows its bad values where they enter. Else the first in forward order."""
     dag = run.dag
-    sources = [n for n in dag.forward_order()
-               if (node := dag.node(n)) is not None and node.ran and not dag.predecessors(n)]
-    values = [n for n in sources if (node := dag.node(n)) is not None
+    values = [n for n in dag.forward_order()
+              if (node := dag.node(n)) is not None and node.ran and not dag.predecessors(n)
               and node.module_type not in LOOKUPS]
     if len(values) < 2:
         return values[0] if values else None
