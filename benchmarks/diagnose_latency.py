@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from causal.diagnose import builtin_registry, diagnose
 from causal.registry import Registry
-from causal.run import (
+from causal.schema.run import (
     INPUT,
     LOSS,
     ActivationKind,
@@ -33,7 +33,7 @@ from causal.run import (
     LayerStat,
     Window,
 )
-from causal.runfile import RunWriter, load_run
+from causal.schema.run_file import RunWriter, load_run
 
 STATS = tuple(s.value for s in LayerStat)
 

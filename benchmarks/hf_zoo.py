@@ -145,7 +145,7 @@ def _model_and_batches(build: Callable[[], torch.nn.Module],
 @contextlib.contextmanager
 def _internal_errors() -> Iterator[list[str]]:
     """Collects the monitor's internal-error warnings (NeuralDbgWarning) raised inside."""
-    from neuraldbg.monitor import NeuralDbgWarning
+    from neuraldbg.errors import NeuralDbgWarning
 
     found: list[str] = []
     with warnings.catch_warnings(record=True) as caught:

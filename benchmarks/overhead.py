@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 1 or args.steps < 1 or args.warmup < 0 or args.threads < 1:
         p.error("need --rounds >= 1, --steps >= 1, --warmup >= 0, --threads >= 1")
 
-    from neuraldbg.monitor import NeuralDbgWarning
+    from neuraldbg.errors import NeuralDbgWarning
 
     if not args.allow_warnings:
         warnings.filterwarnings("error", category=NeuralDbgWarning)

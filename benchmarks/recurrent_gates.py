@@ -2,7 +2,8 @@
 the module's own forward and backward pass.
 
 For each configuration: the median over repeats of (a) the module's forward + backward on a
-batch, (b) `neuraldbg.recurrent_gates.gate_row` on the same call (each layer and direction run
+batch, (b) `neuraldbg.capture.recurrent_gates.gate_row` on the same call (each layer and direction
+run
 again, then every gate in two batched matmuls, over the first MAX_SEQUENCES sequences). Quiet
 steps never pay (b); the standard preset takes full statistics on steps 0-2, every 50th step,
 and every step while something is abnormal.
@@ -20,7 +21,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from neuraldbg.recurrent_gates import MAX_SEQUENCES, gate_row
+from neuraldbg.capture.recurrent_gates import MAX_SEQUENCES, gate_row
 
 CONFIGS: tuple[tuple[str, Callable[[], nn.Module], tuple[int, int, int]], ...] = (
     ("LSTM(64, 128)", lambda: nn.LSTM(64, 128, batch_first=True), (32, 50, 64)),

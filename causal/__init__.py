@@ -1,13 +1,13 @@
 """The inference side of neuraldbg: reads a Run and reasons about it. Never imports torch."""
 
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.diagnose import diagnose
 from causal.errors import NeuralDbgError, RunFileError
 from causal.hypothesis import Hypothesis, Localization
 from causal.registry import register_cause, register_symptom
-from causal.run import Event, LayerGraph, Run
-from causal.runfile import load_run
-from causal.symptom import Symptom
+from causal.schema.run import Event, LayerGraph, Run
+from causal.schema.run_file import load_run
+from causal.symptoms.base import Symptom
 
 __all__ = [
     "CauseNode", "Event", "Hypothesis", "LayerGraph", "Localization", "NeuralDbgError", "Run",

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Union
 
 from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
-from causal.run import Run
-from causal.views import first_origin, layer_label, loss_output_at_bound
+from causal.run_queries import first_origin, layer_label, loss_output_at_bound
+from causal.schema.run import Run
 
 if TYPE_CHECKING:
-    from causal.parameters import FittedParameters
+    from causal.calibration.parameters import FittedParameters
 
 Parameters = Union["FittedParameters", str, "os.PathLike[str]", None]
 #: A cause is reported when its posterior reaches this; below it for all, the run is healthy.
@@ -64,8 +64,8 @@ def posteriors(run: Run, registry: Registry | None = None,
     hand-set tables, with a warning, when they do not fit the registry), None (the hand-set
     tables, uncalibrated), a fitted-parameters file or a `FittedParameters`. `evidence`: the
     run's `collect_evidence`, when the caller already has it."""
+    from causal.calibration.parameters import effective
     from causal.network import get_network
-    from causal.parameters import effective
 
     reg = builtin_registry() if registry is None else registry
     eff = effective(reg, parameters)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from causal.run import Event
+from causal.schema.run import Event
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from causal.run import Event, LayerStat, Run
-from causal.views import forward_order, layer_series
+from causal.run_queries import forward_order, layer_series
+from causal.schema.run import Event, LayerStat, Run
 
 _BACKWARD_KINDS = {"grad", "grad_finite"}
 

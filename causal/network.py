@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from causal.errors import NeuralDbgError
+from causal.errors import NetworkError
 from causal.registry import REGISTRY, Registry
-from causal.symptom import check_states_distribution
+from causal.symptoms.base import check_states_distribution
 
 CAUSE_STATES = ("absent", "present")
 #: Floor for leak probabilities, so no state is impossible when every cause is absent.
@@ -34,8 +34,6 @@ LEAK_FLOOR = 1e-6
 _JOINT_LIMIT = 16
 
 
-class NetworkError(NeuralDbgError, ValueError):
-    """The network cannot be built, or evidence does not fit it (unknown symptom or state)."""
 
 
 @functools.cache

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from causal.cause import CauseNode
-from causal.errors import NeuralDbgError
-from causal.symptom import Symptom
+from causal.causes.base import CauseNode
+from causal.errors import NeuralDbgError, RegistryError
+from causal.symptoms.base import Symptom
 
 T = TypeVar("T")
 
@@ -20,8 +20,6 @@ T = TypeVar("T")
 ENTRY_POINT_GROUP = "neuraldbg.causes"
 
 
-class RegistryError(NeuralDbgError, ValueError):
-    """A registration is invalid (wrong type, duplicate name) or an entry point cannot load."""
 
 
 def _instance(obj: Any, base: type[T], what: str) -> T:

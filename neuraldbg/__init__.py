@@ -8,26 +8,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.diagnose import diagnose
-from causal.errors import (
+from causal.hypothesis import Hypothesis
+from causal.registry import register_cause, register_symptom
+from causal.schema.run import Event, LayerGraph, Run
+from causal.schema.run_file import load_run
+from causal.symptoms.base import Symptom
+from neuraldbg.errors import (
     ConfigError,
     MonitorStateError,
     NeuralDbgError,
+    NeuralDbgWarning,
     RecordError,
     RunFileError,
 )
-from causal.hypothesis import Hypothesis
-from causal.registry import register_cause, register_symptom
-from causal.run import Event, LayerGraph, Run
-from causal.runfile import load_run
-from causal.symptom import Symptom
+from neuraldbg.version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from neuraldbg.monitor import NeuralDbg, NeuralDbgWarning
+    from neuraldbg.monitor import NeuralDbg
     from neuraldbg.schedule import Schedule, every
 
-__version__ = "0.1.0"
 
 __all__ = [
     "CauseNode",
@@ -53,7 +54,6 @@ __all__ = [
 
 _LAZY = {
     "NeuralDbg": "neuraldbg.monitor",
-    "NeuralDbgWarning": "neuraldbg.monitor",
     "Schedule": "neuraldbg.schedule",
     "every": "neuraldbg.schedule",
 }

@@ -6,13 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from causal.errors import NeuralDbgError
-from causal.run import Run
+from causal.schema.run import Run
+from neuraldbg.errors import NeuralDbgError
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from neuraldbg.demo import run_demo
-    from neuraldbg.report import format_run
+    from causal.report import format_run
+    from neuraldbg.suite.demo import run_demo
 
     print("neuraldbg demo: an 8-layer tanh MLP trained with plain SGD (lr 0.03), watched by "
           "NeuralDbg until its loss turns non-finite\n", flush=True)
@@ -29,7 +29,7 @@ def _load_plugins(modules: Sequence[str] | None) -> None:
     """Import each `--plugin` module (it registers its causes and symptoms on import)."""
     import importlib
 
-    from causal.errors import ConfigError
+    from neuraldbg.errors import ConfigError
 
     for name in modules or ():
         try:
@@ -50,7 +50,7 @@ def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None)
         format_diagnosis,
         is_healthy,
     )
-    from causal.views import first_origin
+    from causal.run_queries import first_origin
 
     every = diagnose(run, min_confidence=0.0, parameters="shipped" if params is None else params)
     hyps = [h for h in every if h.confidence >= MIN_CONFIDENCE]
@@ -64,7 +64,7 @@ def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None)
 
 
 def _diagnose(args: argparse.Namespace) -> int:
-    from causal.runfile import load_run
+    from causal.schema.run_file import load_run
 
     _load_plugins(args.plugin)
     _print_diagnosis(load_run(args.run), args.json, args.params)
@@ -72,8 +72,8 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from causal.runfile import load_run
-    from neuraldbg.report import format_run
+    from causal.report import format_run
+    from causal.schema.run_file import load_run
 
     run = load_run(args.run)
     print(run.to_json(indent=2) if args.json else format_run(run, max_events=args.max_events))
@@ -85,8 +85,8 @@ def _bench(args: argparse.Namespace) -> int:
 
     import torch
 
-    from neuraldbg.bench import format_table, plot_reliability, run_bench
-    from neuraldbg.suite import parse_seeds
+    from neuraldbg.suite.bench import format_table, plot_reliability, run_bench
+    from neuraldbg.suite.verify import parse_seeds
 
     torch.set_num_threads(args.threads)
     _load_plugins(args.plugin)
@@ -110,7 +110,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _suite_verify(args: argparse.Namespace) -> int:
     import torch
 
-    from neuraldbg.suite import format_verify, parse_seeds, verify
+    from neuraldbg.suite.verify import format_verify, parse_seeds, verify
 
     torch.set_num_threads(args.threads)
     rows = verify(args.dir, parse_seeds(args.seeds))
@@ -119,7 +119,7 @@ def _suite_verify(args: argparse.Namespace) -> int:
 
 
 def _ess(text: str) -> float | str:
-    from causal.errors import ConfigError
+    from neuraldbg.errors import ConfigError
 
     if text == "auto":
         return text
@@ -132,9 +132,9 @@ def _ess(text: str) -> float | str:
 def _fit(args: argparse.Namespace) -> int:
     import torch
 
-    from causal.fit import SHIPPED_PATH
-    from neuraldbg.fit_suite import format_comparison, print_errors, run_fit
-    from neuraldbg.suite import parse_seeds
+    from causal.calibration.fit import SHIPPED_PATH
+    from neuraldbg.suite.fit_driver import format_comparison, print_errors, run_fit
+    from neuraldbg.suite.verify import parse_seeds
 
     torch.set_num_threads(args.threads)
     _load_plugins(args.plugin)
@@ -212,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "with --suite alone, a family split of it)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--out", default=None, metavar="PATH", help="where to write the fitted "
-                   "parameters (default: causal/params/fitted.json in the package)")
+                   "parameters (default: causal/calibration/fitted.json in the package)")
     p.add_argument("--held-out-fraction", type=float, default=0.34,
                    help="with --suite and no --held-out: share of each label's families held out "
                    "for scoring (default 0.34)")

@@ -2,23 +2,19 @@
 
 The stateful shell around pure pieces: statistics (`stats`), transition detection
 (`transitions`), the flight recorder (`recorder`), the layer DAG (`dag`) and the run file
-(`causal.runfile`). It owns every hook and removes them all in `finally`.
+(`causal.schema.run_file`). It owns every hook and removes them all in `finally`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import numbers
 import os
 import platform
-import sys
 import uuid
-import warnings
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import torch
@@ -29,32 +25,19 @@ from torch.optim.optimizer import (
 )
 from torch.utils.hooks import RemovableHandle
 
-from causal.errors import ConfigError, MonitorStateError, RecordError, RunFileError
-from causal.run import Run
-from causal.runfile import RunWriter
-from neuraldbg.capture import StepCapture
+from causal.schema.run import Run
+from causal.schema.run_file import RunWriter
+from neuraldbg.capture.step_clock import StepClock
+from neuraldbg.capture.tensor_stats import iter_tensors
+from neuraldbg.capture.watched_units import dtype_name, find_units, user_root
+from neuraldbg.detect.transitions import Thresholds
+from neuraldbg.errors import ConfigError, MonitorStateError, RecordError, RunFileError
+from neuraldbg.reporting import RunReporter
 from neuraldbg.schedule import Schedule, resolve
-from neuraldbg.stats import iter_tensors
-from neuraldbg.transitions import Thresholds
-from neuraldbg.units import dtype_name, find_units, user_root
+from neuraldbg.step_capture import StepCapture
+from neuraldbg.version import __version__
 
-_VERSION = "0.1.0"
 DEFAULT_RUN_DIR = "neuraldbg_runs"
-
-
-def _user_stacklevel() -> int:
-    """The `stacklevel` of the innermost caller outside neuraldbg and torch (a hook runs deep
-    inside `loss.backward()`: the warning points at the user's line)."""
-    inside = (os.path.dirname(__file__), os.path.dirname(torch.__file__))
-    frame: FrameType | None = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(inside):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-class NeuralDbgWarning(UserWarning):
-    """neuraldbg hit an internal problem and stopped recording part of the run (never raised)."""
 
 
 def _default_path(model: nn.Module) -> Path:
@@ -92,11 +75,11 @@ class NeuralDbg:
     def __init__(
         self,
         model: nn.Module,
+        *,
         threshold_vanishing: float = 1e-6,
         threshold_exploding: float = 1e3,
         path: str | os.PathLike[str] | None = None,
         scaler: Any = None,
-        *,
         preset: str | Schedule = "standard",
         recorder_steps: int = 32,
         thresholds: Thresholds | None = None,
@@ -146,11 +129,11 @@ class NeuralDbg:
         self.recorder_steps = recorder_steps
         self.path = Path(path) if path is not None else _default_path(model)
         _check_path(self.path)
-        self._step = 0
+        self._clock = StepClock()
         self._writer: RunWriter | None = None
         self._capture: StepCapture | None = None
         self._handles: list[RemovableHandle] = []
-        self._warned: list[str] = []  # the misuse warnings given (`_warn`)
+        self._reporter = RunReporter()  # warnings and internal errors, kept in the run file
         self._state = "new"
 
     # ------------------------------------------------------------------ lifecycle
@@ -168,8 +151,13 @@ class NeuralDbg:
                                     "for another run")
         units = find_units(self.model)
         self._writer = RunWriter(self.path, self._meta(units))
+        self._reporter.writer = self._writer
         try:
-            self._capture = StepCapture(self, units, self._writer)
+            self._capture = capture = StepCapture(
+                self.model, units, self._writer, schedule=self.schedule,
+                thresholds=self.thresholds, recorder_steps=self.recorder_steps,
+                scaler=self.scaler, clock=self._clock, reporter=self._reporter)
+            self._reporter.stop = capture.stop
             self._handles = self._capture.attach(self.model)
             self._handles.append(
                 register_optimizer_step_pre_hook(self._capture.on_optimizer_pre_step))
@@ -187,7 +175,7 @@ class NeuralDbg:
             return
         try:
             assert self._capture is not None
-            self._capture.finish(self._step)
+            self._capture.finish(self._clock.value)
         finally:
             self._remove_hooks()
             self._state = "closed"
@@ -209,7 +197,7 @@ class NeuralDbg:
             "run_id": uuid.uuid4().hex,
             "created": datetime.now(UTC).isoformat(),
             "status": "running",
-            "neuraldbg_version": _VERSION,
+            "neuraldbg_version": __version__,
             "torch_version": torch.__version__,
             "python_version": platform.python_version(),
             "model_class": type(self.model).__name__,
@@ -227,19 +215,16 @@ class NeuralDbg:
     @property
     def step(self) -> int:
         """The current step label; advances by itself after each optimizer step."""
-        return self._step
+        return self._clock.value
 
     @step.setter
     def step(self, value: int) -> None:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise RecordError(f"dbg.step must be an int, got {type(value).__name__} {value!r}")
         value = int(value)
-        if self._capture is not None and self._state == "running" and value != self._step:
-            self._capture.close_step(self._step, advance=False)
-        self._step = value
-
-    def _advance(self) -> None:
-        self._step += 1
+        if self._capture is not None and self._state == "running" and value != self._clock.value:
+            self._capture.close_step(self._clock.value, advance=False)
+        self._clock.value = value
 
     def record_loss(self, loss: Any, target: Any = None) -> None:
         """Record the step's loss (tensor or float; no host sync) and optionally its targets: a
@@ -284,7 +269,7 @@ class NeuralDbg:
             if self._capture is not None:
                 self._capture.analyzer.drain()
             return self._writer.read()
-        from causal.runfile import load_run
+        from causal.schema.run_file import load_run
 
         return load_run(self.path)
 
@@ -293,28 +278,3 @@ class NeuralDbg:
         from causal.diagnose import diagnose
 
         return diagnose(self.run)
-
-    def _warn(self, message: str) -> None:
-        """A misuse the monitor sees but cannot mend (training goes on): warn once, and keep the
-        message in the run file (`run.meta["warnings"]`), where the report repeats it."""
-        if message in self._warned:
-            return
-        self._warned.append(message)
-        warnings.warn(message, NeuralDbgWarning, stacklevel=_user_stacklevel())
-        if self._writer is not None:
-            with contextlib.suppress(Exception):
-                self._writer.set_meta(warnings=list(self._warned))
-
-    def _internal_error(self, where: str, e: BaseException) -> None:
-        """A bug in neuraldbg must never stop training: warn once, stop recording, keep the run."""
-        warnings.warn(
-            f"neuraldbg stopped recording after an internal error in {where}: "
-            f"{type(e).__name__}: {e}. Training continues; the run file keeps what was recorded.",
-            NeuralDbgWarning,
-            stacklevel=3,
-        )
-        if self._writer is not None:
-            with contextlib.suppress(Exception):
-                self._writer.set_meta(internal_error=f"{where}: {type(e).__name__}: {e}")
-        if self._capture is not None:
-            self._capture.active = False

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from causal.errors import ConfigError
+from neuraldbg.errors import ConfigError
 
 
 @dataclass(frozen=True)

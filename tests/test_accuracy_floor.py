@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from neuraldbg.bench import run_bench
+from neuraldbg.suite.bench import run_bench
 
 HELDOUT = Path(__file__).resolve().parents[1] / "datasets" / "heldout"
 SUBSET = ["bad_init_resnet", "data_outlier_cnn", "dead_relu_cnn", "fp16_overflow_attention",

@@ -1,5 +1,5 @@
 """A value born in the backward pass is traced to the module whose backward produced it
-(`neuraldbg/backward_birth.py`), by running the step again, without changing the run."""
+(`neuraldbg/nonfinite/backward_birth.py`), by running the step again, without changing the run."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from causal.run import LOSS, Direction
+from causal.schema.run import LOSS, Direction
 from neuraldbg import NeuralDbg
 
 

@@ -11,9 +11,10 @@ import pytest
 from _tiny_scenario import write_suite
 
 from causal.errors import NeuralDbgError
-from causal.run import Event, LayerGraph, LayerNode, Run, Series, Window
-from neuraldbg import bench
-from neuraldbg.bench import (
+from causal.schema.run import Event, LayerGraph, LayerNode, Run, Series, Window
+from neuraldbg.cli import main
+from neuraldbg.suite import bench
+from neuraldbg.suite.bench import (
     first_event_step,
     format_table,
     grad_rule,
@@ -22,8 +23,7 @@ from neuraldbg.bench import (
     origin_neighbors,
     run_bench,
 )
-from neuraldbg.cli import main
-from neuraldbg.scoring import (
+from neuraldbg.suite.scoring import (
     brier,
     calibration_bins,
     ece,
@@ -36,7 +36,7 @@ from neuraldbg.scoring import (
     top1_confidence,
     top_k,
 )
-from neuraldbg.suite import Failure, failure_of, parse_seeds, stall_ratio, verify
+from neuraldbg.suite.verify import Failure, failure_of, parse_seeds, stall_ratio, verify
 
 
 def row(cause, hyps=(), origin=None, neighbors=(), posteriors=None, lat=None, error=None):
@@ -313,7 +313,7 @@ def test_progress_falls_back_to_a_stderr_counter(monkeypatch, capsys):
 
 
 def test_scenario_files_recurse_and_reject_a_shared_family_name(tmp_path):
-    from neuraldbg.scenario import ScenarioError, scenario_files
+    from neuraldbg.suite.scenario import ScenarioError, scenario_files
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "one.py").write_text("")
@@ -326,7 +326,7 @@ def test_scenario_files_recurse_and_reject_a_shared_family_name(tmp_path):
 
 
 def test_the_bundled_splits_share_no_family():
-    from neuraldbg.suite import bundled_suite, suite_files
+    from neuraldbg.suite.verify import bundled_suite, suite_files
     train = {p.stem for p in suite_files(None, split="train")}
     held = {p.stem for p in suite_files(None, split="heldout")}
     probe = {p.stem for p in suite_files(None, split="probe")}

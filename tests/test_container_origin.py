@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from causal.diagnose import diagnose
-from causal.views import first_origin
+from causal.run_queries import first_origin
 from neuraldbg import NeuralDbg
 
 
@@ -87,7 +87,7 @@ def test_an_attention_overflow_in_float16_is_blamed_on_the_attention_module(run_
 
 
 def test_show_says_where_it_was_born_and_what_the_float32_rerun_found(run_path):
-    from neuraldbg.report import describe_origin
+    from causal.report import describe_origin
 
     torch.manual_seed(0)
     run = _train(nn.Sequential(nn.Linear(8, 8), Attention(at=4)), run_path("show"),

@@ -18,9 +18,9 @@ import pytest
 import torch
 from torch import nn
 
-from causal.run import EventKind
+from causal.schema.run import EventKind
 from neuraldbg import NeuralDbg, load_run
-from neuraldbg.demo import build_demo
+from neuraldbg.suite.demo import build_demo
 
 torch.set_num_threads(1)
 

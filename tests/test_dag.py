@@ -10,15 +10,15 @@ import pytest
 import torch
 from torch import nn
 
-from causal.run import LayerGraph
-from neuraldbg.dag import (
+from causal.schema.run import LayerGraph
+from neuraldbg.capture.watched_units import find_units
+from neuraldbg.graph.builders import (
     DagTraceError,
     ForwardGraphRecorder,
     build_dag,
     dag_with_updates,
     trace_fx,
 )
-from neuraldbg.units import find_units
 
 torch.set_num_threads(1)
 
@@ -637,7 +637,7 @@ def test_layers_run_without_gradients_are_linked_by_following_the_values(run_pat
 
 
 def test_provenance_unions_in_place_updates_and_forgets_freed_tensors() -> None:
-    from neuraldbg.dag_provenance import Provenance
+    from neuraldbg.graph.provenance import Provenance
 
     prov = Provenance()
     a, b = torch.ones(3), torch.ones(3)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causal.diagnose import REPORT_THRESHOLD, diagnose, format_diagnosis, is_healthy, posteriors
-from causal.run import (
+from causal.schema.run import (
     INPUT,
     LOSS,
     ActivationKind,
@@ -512,7 +512,7 @@ def test_a_loss_spike_the_loss_came_back_from_is_not_where_the_run_began_to_fail
     """A lone spike of a low loss (0.38 against 0.07) that settles two steps later is noise;
     the blow-up after it is the onset. A spike with gradients in trouble at its step, or one
     the loss never came back from, is the onset."""
-    from causal.views import failure_step
+    from causal.run_queries import failure_step
 
     g = mlp_graph("ReLU")
     spike = ev(84, LOSS, "loss", "loss_steady", "loss_spike", 0.38)
@@ -603,7 +603,7 @@ def test_a_nan_born_in_a_loss_that_ran_exponentials_in_float16_reads_as_an_overf
 def test_the_root_module_is_named_as_the_models_own_code_in_reports():
     """A value born in the model's own forward code (between its submodules: the root, whose
     name is '') is reported as that, not as an empty layer name."""
-    from causal.views import layer_label
+    from causal.run_queries import layer_label
 
     run = Run({}, mlp_graph("ReLU"), (), series(3, [1.0, 1.0, 1.0]), (), ())
     assert layer_label(run, "") == "the model's own forward code (outside its submodules)"
@@ -709,8 +709,8 @@ def test_a_run_that_learned_through_its_trouble_did_not_fail():
     exploding threshold as it starts to fall, and it ends 60x lower: the transition was part
     of training, so there is no failure and no onset. The same transition in a run whose loss
     stays where it was, or one that ends non-finite, is trouble as before."""
+    from causal.run_queries import failure_step, trouble_events
     from causal.symptoms.failure import Onset
-    from causal.views import failure_step, trouble_events
 
     g = mlp_graph("Tanh")
     boom = ev(130, "0", "grad", "grad_healthy", "grad_exploding", 2e3)
@@ -734,8 +734,8 @@ def test_the_first_update_of_weights_that_start_near_zero_is_no_overshoot():
     can only inflate it."""
     from dataclasses import replace
 
+    from causal.run_queries import update_ratios
     from causal.symptoms.layers import UpdateRatio
-    from causal.views import update_ratios
 
     def run_with(gain: float, later: float = 1e-3, first: float = 0.9) -> Run:
         base = mlp_graph("ReLU")
@@ -896,7 +896,7 @@ def test_a_gradient_gate_that_closes_and_opens_is_no_failure():
     """Exact zeros that keep coming back to ordinary gradients are a gate in the loss (free
     bits, a hinge met), not vanishing gradients; the same zeros after a layer of ReLUs died
     are that layer's doing and still count."""
-    from causal.views import failure_step, passing_vanish
+    from causal.run_queries import failure_step, passing_vanish
 
     gated = gate_run(None)
     assert len(passing_vanish(gated)) == 3

@@ -14,13 +14,14 @@ from types import MappingProxyType
 import torch
 from torch import nn
 
-from causal.cause import CauseNode, conformance_problems
+from causal.causes.base import CauseNode
 from causal.diagnose import REPORT_THRESHOLD, builtin_registry, diagnose, is_healthy
 from causal.hypothesis import Localization
 from causal.registry import Registry
-from causal.run import LayerStat, Run
-from causal.symptom import Symptom
-from causal.views import layer_series
+from causal.run_queries import layer_series
+from causal.schema.run import LayerStat, Run
+from causal.symptoms.base import Symptom
+from causal.testing import conformance_problems
 from neuraldbg import NeuralDbg
 
 REPO = Path(__file__).resolve().parents[1]
@@ -159,7 +160,7 @@ def test_a_users_cause_does_not_fire_on_a_healthy_run(run_path):
 
 
 def test_demo_run_is_diagnosed_as_a_learning_rate_problem(run_path):
-    from neuraldbg.demo import run_demo
+    from neuraldbg.suite.demo import run_demo
 
     run = run_demo(path=run_path())
     hyps = diagnose(run)

@@ -1,4 +1,5 @@
-"""Fitting the network's tables and calibration map (`causal.fit`) on synthetic observations (no
+"""Fitting the network's tables and calibration map (`causal.calibration.fit`) on synthetic
+observations (no
 torch, no training), the family split, the JSON record, `apply` on a registry, and one small
 end-to-end `neuraldbg fit` on a temporary suite."""
 
@@ -19,8 +20,7 @@ from _tiny_scenario import write_suite
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from causal.diagnose import builtin_registry
-from causal.fit import (
+from causal.calibration.fit import (
     SCHEMA_VERSION,
     Calibration,
     FitError,
@@ -32,6 +32,7 @@ from causal.fit import (
     split_families,
     top_cause,
 )
+from causal.diagnose import builtin_registry
 from causal.network import CausalNetwork, get_network
 from causal.registry import Registry
 
@@ -300,7 +301,7 @@ def test_apply_to_a_registry_that_does_not_match_raises(reg):
     with pytest.raises(FitError, match="fitted cause 'lr_too_high' is not registered"):
         fp.apply(missing)
 
-    from causal.cause import CauseNode
+    from causal.causes.base import CauseNode
 
     class Extra(CauseNode):
         name, prior, summary = "extra_cause", 0.05, "an extra cause"
@@ -334,10 +335,10 @@ def test_fitting_works_without_torch():
                 if name == "torch" or name.startswith("torch."):
                     raise ImportError(f"{name} is blocked by the test")
         sys.meta_path.insert(0, _NoTorch())
-        from causal.cause import CauseNode
-        from causal.fit import FittedParameters, Observation, fit_parameters
+        from causal.causes.base import CauseNode
+        from causal.calibration.fit import FittedParameters, Observation, fit_parameters
         from causal.registry import Registry
-        from causal.symptom import Symptom
+        from causal.symptoms.base import Symptom
         class Flag(Symptom):
             name, states = "flag", ("off", "on")
         class Cause(CauseNode):
@@ -373,7 +374,7 @@ def suite_dir(tmp_path_factory):
 @pytest.mark.slow
 def test_fit_cli_splits_fits_compares_and_reproduces(suite_dir, tmp_path, capsys):
     from neuraldbg.cli import main
-    from neuraldbg.fit_suite import collect
+    from neuraldbg.suite.fit_driver import collect
 
     out, cache = tmp_path / "fitted.json", tmp_path / "cache.json"
     args = ["fit", "--suite", str(suite_dir), "--seeds", "0", "--out", str(out),
@@ -402,7 +403,7 @@ def test_fit_cli_splits_fits_compares_and_reproduces(suite_dir, tmp_path, capsys
 
 
 def test_select_ess_prefers_the_value_that_predicts_a_left_out_family(reg):
-    from causal.fit import select_ess
+    from causal.calibration.fit import select_ess
 
     # three families whose runs contradict the hand-set update_ratio table for lr_too_high the
     # same way: the data generalise across families, so a small ess wins over a huge one

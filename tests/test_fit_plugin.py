@@ -14,12 +14,12 @@ import pytest
 
 PLUGIN = '''
 from types import MappingProxyType
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
 from causal.registry import register_cause, register_symptom
-from causal.symptom import Symptom
-from causal.views import layer_series
-from causal.vocabulary import LayerStat
+from causal.symptoms.base import Symptom
+from causal.run_queries import layer_series
+from causal.schema.vocabulary import LayerStat
 
 
 class NeverGetsGradient(Symptom):
@@ -116,7 +116,7 @@ def test_a_users_cause_is_fitted_and_diagnosed_with_its_fitted_tables(tmp_path):
     script = textwrap.dedent(f"""
         import my_causes, torch
         torch.set_num_threads(1)
-        from neuraldbg.scenario import load_scenario, train
+        from neuraldbg.suite.scenario import load_scenario, train
         from causal.diagnose import diagnose
         s = load_scenario({str(held / 'frozen_c.py')!r})
         _, run = train(s.build(2), {str(tmp_path / 'c.ndbg')!r})

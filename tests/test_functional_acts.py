@@ -13,10 +13,10 @@ from torch import nn
 from torch.overrides import _get_current_function_mode_stack
 
 from causal.diagnose import diagnose
-from causal.run import ActivationKind, LayerStat
-from causal.views import layer_series
+from causal.run_queries import layer_series
+from causal.schema.run import ActivationKind, LayerStat
 from neuraldbg import NeuralDbg
-from neuraldbg.functional_acts import RELU_FUNCS, SATURATING_FUNCS
+from neuraldbg.capture.functional_activations import RELU_FUNCS, SATURATING_FUNCS
 
 
 class Gate(nn.Module):

@@ -15,7 +15,7 @@ from torch import nn
 
 from causal.diagnose import diagnose, format_diagnosis, is_healthy
 from neuraldbg import load_run
-from neuraldbg.lightning_callback import NeuralDbgCallback
+from neuraldbg.integrations.lightning import NeuralDbgCallback
 
 
 class _Regressor(pl.LightningModule):

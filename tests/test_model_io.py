@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from neuraldbg import NeuralDbg, load_run
-from neuraldbg.model_io import ArgNames, batch_input, model_loss, model_targets
+from neuraldbg.capture.model_io import ArgNames, batch_input, model_loss, model_targets
 
 IDS = torch.randint(0, 10, (4, 6))
 X = torch.randn(4, 6)

@@ -19,9 +19,9 @@ from torch import nn
 from torch.nn.utils import parametrizations
 
 from causal.diagnose import diagnose, format_diagnosis, is_healthy
-from causal.run import LayerStat
+from causal.schema.run import LayerStat
 from neuraldbg import NeuralDbg
-from neuraldbg.monitor import NeuralDbgWarning
+from neuraldbg.errors import NeuralDbgWarning
 
 
 def _mlp() -> nn.Sequential:

@@ -20,7 +20,7 @@ import pytest
 import torch
 from torch import nn
 
-from causal.run import LayerStat
+from causal.schema.run import LayerStat
 from neuraldbg import NeuralDbg
 
 transformers = pytest.importorskip("transformers")

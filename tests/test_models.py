@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from causal.diagnose import diagnose, format_diagnosis, is_healthy
-from causal.run import LayerStat
+from causal.schema.run import LayerStat
 from neuraldbg import NeuralDbg
 
 

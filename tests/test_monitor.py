@@ -10,7 +10,7 @@ import torch
 from torch import nn
 from torch.optim.optimizer import _global_optimizer_post_hooks, _global_optimizer_pre_hooks
 
-from causal.run import EventKind, same_values
+from causal.schema.run import EventKind, same_values
 from neuraldbg import (
     ConfigError,
     MonitorStateError,
@@ -21,7 +21,7 @@ from neuraldbg import (
     RunFileError,
     load_run,
 )
-from neuraldbg.gather import Gather
+from neuraldbg.capture.host_transfer import Gather
 
 
 def mlp(seed: int = 0, depth: int = 4, width: int = 16,
@@ -777,7 +777,7 @@ def test_a_change_the_queue_finds_late_still_escalates(run_path, monkeypatch):
     limit crossed: no cheap check flags the step, so the queue finds the jump only when it is
     analysed (up to BATCH steps later). Full statistics still follow on escalate_steps steps in
     a row, from the step the jump was found at."""
-    import neuraldbg.analyze as analyze
+    import neuraldbg.detect.analyzer as analyze
 
     monkeypatch.setattr(analyze, "BATCH", 64)
     model = mlp()
@@ -855,8 +855,8 @@ def test_a_schedule_needs_sane_escalation_settings():
 
 def test_batched_analysis_matches_step_by_step_analysis(run_path, monkeypatch):
     """Quiet steps are analysed in batches: the run must be the same as analysing each at once."""
-    import neuraldbg.analyze as analyze
-    from neuraldbg.demo import build_demo
+    import neuraldbg.detect.analyzer as analyze
+    from neuraldbg.suite.demo import build_demo
 
     def record(batch: int):
         monkeypatch.setattr(analyze, "BATCH", batch)
@@ -913,7 +913,7 @@ def test_a_loop_that_never_calls_the_monitored_forward_is_told_how_to_attach(run
     report = format_diagnosis(run, diagnose(run))
     assert report.startswith("Nothing to diagnose: no training step was recorded.")
     assert "NeuralDbg(model.net)" in report
-    from neuraldbg.report import format_run
+    from causal.report import format_run
 
     assert "warning: neuraldbg: gradients reached" in format_run(run)  # neuraldbg show
     # attached to the module the loop calls, the same loop is recorded

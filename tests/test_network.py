@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from causal.cause import CauseError, CauseNode
+from causal.causes.base import CauseError, CauseNode
 from causal.errors import NeuralDbgError
 from causal.hypothesis import Hypothesis, Localization
 from causal.network import NetworkError, get_network
 from causal.registry import REGISTRY, Registry, RegistryError
-from causal.run import Event, Run
-from causal.symptom import Symptom, SymptomError
+from causal.schema.run import Event, Run
+from causal.symptoms.base import Symptom, SymptomError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -400,7 +400,7 @@ def test_import_causal_without_torch():
     out = _run_python("""
         import sys
         sys.modules["torch"] = None
-        import causal, causal.network, causal.registry, causal.cause, causal.hypothesis
+        import causal, causal.network, causal.registry, causal.causes.base, causal.hypothesis
         print("pgmpy" in sys.modules, "torch" in sys.modules and sys.modules["torch"] is not None)
     """)
     assert out.split() == ["False", "False"]
@@ -410,8 +410,8 @@ def test_pgmpy_loads_only_when_a_network_is_built_and_works_without_torch():
     out = _run_python(_BLOCK_TORCH + """
 import causal.network as network
 from causal.registry import Registry
-from causal.symptom import Symptom
-from causal.cause import CauseNode
+from causal.symptoms.base import Symptom
+from causal.causes.base import CauseNode
 class Flag(Symptom):
     name, states = "flag", ("off", "on")
 class Cause(CauseNode):

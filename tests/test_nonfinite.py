@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from causal.run import INPUT, LOSS, Direction, EventKind, LayerStat
+from causal.schema.run import INPUT, LOSS, Direction, EventKind, LayerStat
 from neuraldbg import NeuralDbg
 
 
@@ -309,7 +309,7 @@ class BigLog(nn.Module):
 
 
 def test_forward_origin_in_a_large_output_kept_only_as_a_sum(run_path):
-    from neuraldbg.capture import STASH_MAX_ELEMS
+    from neuraldbg.step_capture import STASH_MAX_ELEMS
 
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.Tanh(), BigLog(),

@@ -1,4 +1,5 @@
-"""Which tables `diagnose` runs with (`causal.parameters.effective`): the shipped fit when it
+"""Which tables `diagnose` runs with (`causal.calibration.parameters.effective`): the shipped fit
+when it
 fits the registry, the hand-set tables otherwise, and a warning only when something is wrong."""
 
 from __future__ import annotations
@@ -8,10 +9,10 @@ import warnings
 
 import pytest
 
+from causal.calibration.fit import Calibration, FittedParameters, Observation, fit_parameters
+from causal.calibration.parameters import SHIPPED_PATH, FitError, effective
 from causal.diagnose import builtin_registry
-from causal.fit import Calibration, FittedParameters, Observation, fit_parameters
 from causal.network import get_network
-from causal.parameters import SHIPPED_PATH, FitError, effective
 from causal.registry import Registry
 
 
@@ -78,15 +79,15 @@ def test_a_custom_registry_quietly_keeps_its_hand_set_tables():
 
 
 def test_the_shipped_parameters_fit_the_builtin_registry():
-    from causal.parameters import symptom_signature
+    from causal.calibration.fingerprint import symptom_signature
 
     reg = builtin_registry(Registry())
     fp = FittedParameters.load(SHIPPED_PATH)
     assert fp.problems(reg) == [] and not fp.is_stale(reg)
-    # fitted on evidence from today's symptom code: changing a symptom (or causal/views.py)
+    # fitted on evidence from today's symptom code: changing a symptom (or causal/run_queries.py)
     # means re-running `neuraldbg fit`, which rewrites the shipped file
     assert fp.symptom_signature == symptom_signature(reg), (
-        "the symptoms changed since causal/params/fitted.json was fitted: run `neuraldbg fit`")
+        "the symptoms changed since causal/calibration/fitted.json was fitted: run `neuraldbg fit`")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert effective(reg).source == f"fitted: {SHIPPED_PATH}"

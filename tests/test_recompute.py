@@ -6,9 +6,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from causal.views import first_origin
+from causal.run_queries import first_origin
 from neuraldbg import NeuralDbg
-from neuraldbg.recompute import rerun_in_float32
+from neuraldbg.nonfinite.float32_rerun import rerun_in_float32
 
 
 class Gram(nn.Module):

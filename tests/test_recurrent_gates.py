@@ -8,10 +8,10 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 from causal.causes.saturation import Saturation
-from causal.run import ActivationKind, LayerStat
-from causal.views import layer_series
+from causal.run_queries import layer_series
+from causal.schema.run import ActivationKind, LayerStat
 from neuraldbg import NeuralDbg
-from neuraldbg.recurrent_gates import MAX_SEQUENCES, gate_row, is_fused_recurrent
+from neuraldbg.capture.recurrent_gates import MAX_SEQUENCES, gate_row, is_fused_recurrent
 
 torch.set_num_threads(1)
 

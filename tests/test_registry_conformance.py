@@ -13,13 +13,14 @@ from typing import ClassVar
 import pytest
 
 import causal.registry as registry_module
-from causal.cause import CauseNode, conformance_problems
+from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
 from causal.network import get_network
 from causal.registry import Registry, RegistryError
-from causal.run import Event, EventKind, Run, State, StepStat
-from causal.runfile import RunWriter, load_run
-from causal.symptom import Symptom
+from causal.schema.run import Event, EventKind, Run, State, StepStat
+from causal.schema.run_file import RunWriter, load_run
+from causal.symptoms.base import Symptom
+from causal.testing import conformance_problems
 
 # ---------------------------------------------------------------- a demo registry of toy causes
 
@@ -203,15 +204,15 @@ def test_decorator_registration_and_copy():
 
 
 def test_cause_needs_its_symptoms_registered_first():
-    from causal.cause import CauseError
+    from causal.causes.base import CauseError
 
     with pytest.raises(CauseError, match="unknown symptom 'loss_finite'; register it first"):
         Registry().register_cause(Fragile)
 
 
 PLUGIN = """
-from causal.cause import CauseNode
-from causal.symptom import Symptom
+from causal.causes.base import CauseNode
+from causal.symptoms.base import Symptom
 
 class Frozen(Symptom):
     name, states = "grads_frozen", ("no", "yes")

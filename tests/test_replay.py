@@ -1,5 +1,6 @@
 """Quiet steps run without hooks inside the model; a step that turns non-finite is run again
-(`neuraldbg/replay.py`) to find the first non-finite module output, leaving the run unchanged."""
+(`neuraldbg/nonfinite/replay.py`) to find the first non-finite module output, leaving the run
+unchanged."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import pytest
 import torch
 from torch import nn
 
-from causal.run import LOSS, Direction
+from causal.schema.run import LOSS, Direction
 from neuraldbg import NeuralDbg
-from neuraldbg.replay import forward_call, weights_version
+from neuraldbg.capture.forward_calls import forward_call, weights_version
 from neuraldbg.schedule import Schedule, every
 
 
@@ -104,7 +105,7 @@ def test_a_quiet_step_turning_non_finite_is_replayed_exactly(run_path, item):
     assert (ev.step, ev.layer_name, ev.metadata["direction"]) == (9, "3", Direction.FORWARD)
     assert ev.metadata["replayed"] is True and ev.metadata["exact"] is True
     assert ev.metadata["inputs_finite"] is True and ev.to_state == "inf"
-    from neuraldbg.report import describe_origin
+    from causal.report import describe_origin
 
     text = describe_origin(dbg.run, ev)
     assert text.startswith("step 9 . 3 (Blowup): first inf born in the forward pass")
@@ -305,7 +306,7 @@ def test_two_forward_passes_in_one_step_are_both_run_again(run_path):
 def test_lbfgs_passes_with_other_weights_are_not_run_again(run_path, monkeypatch):
     """LBFGS updates the weights between the closure's passes of one step: only the passes
     of the current weights may be run again (the earlier ones would not repeat)."""
-    import neuraldbg.capture as capture
+    import neuraldbg.step_capture as capture
 
     replayed = []
     run_again = capture.run_again
@@ -367,7 +368,7 @@ def test_a_hugging_face_model_called_with_keywords_is_run_again(run_path):
 
 
 def test_preserved_restores_lists_of_tensors_by_identity():
-    from neuraldbg.preserve import preserved
+    from neuraldbg.capture.state_preservation import preserved
 
     class Keeps(nn.Module):
         def __init__(self) -> None:

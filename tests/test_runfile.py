@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from causal.errors import NeuralDbgError, RunFileError
-from causal.run import (
+from causal.schema.run import (
     SCHEMA_VERSION,
     Event,
     LayerGraph,
@@ -26,7 +26,7 @@ from causal.run import (
     StepStat,
     Window,
 )
-from causal.runfile import RunWriter, decode_window, encode_window, load_run
+from causal.schema.run_file import RunWriter, decode_window, encode_window, load_run
 from neuraldbg import NeuralDbg
 from neuraldbg.cli import main as cli_main
 

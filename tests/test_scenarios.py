@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from causal.diagnose import REPORT_THRESHOLD, diagnose, format_diagnosis, is_healthy
-from neuraldbg.scenario import load_scenario, scenario_files, train
+from neuraldbg.suite.scenario import load_scenario, scenario_files, train
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
 #: The training split: the families the hand-set likelihoods were checked against and `neuraldbg

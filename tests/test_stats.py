@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-import neuraldbg.stats as stats
-from causal.run import ActivationKind, LayerStat
+import neuraldbg.capture.tensor_stats as stats
+from causal.schema.run import ActivationKind, LayerStat
 from neuraldbg import NeuralDbg
-from neuraldbg.monitor import NeuralDbgWarning
+from neuraldbg.errors import NeuralDbgWarning
 
 KINDS = {
     "tanh": (nn.Tanh(), ActivationKind.SATURATING, torch.tanh),

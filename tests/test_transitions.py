@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from causal.run import LOSS, ActivationKind, Event, EventKind, State
-from neuraldbg.transitions import (
+from causal.schema.run import LOSS, ActivationKind, Event, EventKind, State
+from neuraldbg.detect.transitions import (
     GradState,
     LossState,
     Thresholds,
@@ -96,7 +96,7 @@ def test_a_regime_entered_again_and_again_recurs() -> None:
     """A layer whose norm keeps crossing the exploding limit and coming back: every crossing
     is an event, but from the third entry on (within RECUR_WINDOW steps of the last) an entry,
     and the exit that ends it, are recurrences: no news for the schedule (`last_news` stays)."""
-    from neuraldbg.transitions import RECUR_AFTER, RECUR_WINDOW
+    from neuraldbg.detect.transitions import RECUR_AFTER, RECUR_WINDOW
 
     pulse = [2e3] * 3 + [10.0] * 7  # in, then out after exit_patience steps in the band
     det = TransitionDetector()
@@ -413,7 +413,7 @@ def test_module_does_not_import_torch() -> None:
     import ast
     from pathlib import Path
 
-    import neuraldbg.transitions as mod
+    import neuraldbg.detect.transitions as mod
 
     tree = ast.parse(Path(mod.__file__).read_text(encoding="utf-8"))
     names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
@@ -443,7 +443,7 @@ def test_grad_fast_path_matches_the_pure_machine(norms):
        st.lists(st.floats(min_value=1e-3, max_value=1e6), min_size=1, max_size=80))
 def test_abnormal_matches_the_states(norms, losses):
     """`abnormal()` is kept incrementally: it must equal a scan over every machine's regime."""
-    from neuraldbg.transitions import _CALM
+    from neuraldbg.detect.transitions import _CALM
 
     det = TransitionDetector(Thresholds())
     for step, (norm, loss) in enumerate(zip(norms, losses, strict=False)):

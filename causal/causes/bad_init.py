@@ -14,10 +14,10 @@ import math
 import statistics
 from types import MappingProxyType
 
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
-from causal.run import Direction, Run
-from causal.views import first_origin, layer_label, param_layers, start_stds
+from causal.run_queries import first_origin, layer_label, param_layers, start_stds
+from causal.schema.run import Direction, Run
 
 
 class BadInit(CauseNode):

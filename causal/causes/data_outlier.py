@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from types import MappingProxyType
 
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
 from causal.localize import input_layer, output_layer
-from causal.run import INPUT, Event, Run
-from causal.views import failure_step, input_born, robust_z
+from causal.run_queries import failure_step, input_born, robust_z
+from causal.schema.run import INPUT, Event, Run
 
 
 class DataOutlier(CauseNode):

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
-from causal.run import ActivationKind, LayerStat, Run
-from causal.views import finite, forward_order, layer_label, layer_series
+from causal.run_queries import finite, forward_order, layer_label, layer_series
+from causal.schema.run import ActivationKind, LayerStat, Run
 
 
 class DeadRelu(CauseNode):

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
 from causal.localize import output_layer
-from causal.run import LayerStat, Run
-from causal.symptoms.data import half_loss_overflow_ops
-from causal.views import (
+from causal.run_queries import (
     failure_step,
     finite,
     first_origin,
@@ -25,6 +23,8 @@ from causal.views import (
     layer_label,
     layer_series,
 )
+from causal.schema.run import LayerStat, Run
+from causal.symptoms.data import half_loss_overflow_ops
 
 
 class Fp16Overflow(CauseNode):

@@ -14,11 +14,11 @@ import math
 from types import MappingProxyType
 from typing import NamedTuple
 
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
 from causal.localize import first_cause
-from causal.run import Run
-from causal.views import failure_step, finite, update_ratios
+from causal.run_queries import failure_step, finite, update_ratios
+from causal.schema.run import Run
 
 
 def _lrs(run: Run, until: int | None = None) -> dict[int, float]:

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
-from causal.run import ActivationKind, LayerStat, Run
-from causal.symptoms.layers import MODERATE
-from causal.views import (
+from causal.run_queries import (
     failure_step,
     finite,
     forward_order,
@@ -24,6 +22,8 @@ from causal.views import (
     layer_series,
     state_window_end,
 )
+from causal.schema.run import ActivationKind, LayerStat, Run
+from causal.symptoms.layers import MODERATE
 
 
 class Saturation(CauseNode):
@@ -103,7 +103,8 @@ class Saturation(CauseNode):
         ]
 
 
-#: Module types whose saturated fraction is that of their gates (`neuraldbg.recurrent_gates`).
+#: Module types whose saturated fraction is that of their gates
+#: (`neuraldbg.capture.recurrent_gates`).
 RECURRENT_TYPES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"})
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
-from causal.run import Run
-from causal.views import first_origin, layer_label, loss_output_at_bound
+from causal.run_queries import first_origin, layer_label, loss_output_at_bound
+from causal.schema.run import Run
 
 
 class UnsafeOp(CauseNode):

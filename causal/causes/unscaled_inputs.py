@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from causal.cause import CauseNode
+from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
 from causal.localize import input_layer, output_layer
-from causal.run import Run
+from causal.run_queries import finite, layer_label
+from causal.schema.run import Run
 from causal.symptoms.data import LARGE_SCALE, start_median
-from causal.views import finite, layer_label
 
 
 class UnscaledInputs(CauseNode):

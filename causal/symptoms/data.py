@@ -8,9 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from causal.run import Direction, Event, LayerStat, Run
-from causal.symptom import Symptom
-from causal.views import (
+from causal.run_queries import (
     failure_step,
     finite,
     first_origin,
@@ -19,6 +17,8 @@ from causal.views import (
     layer_series,
     robust_z,
 )
+from causal.schema.run import Direction, Event, LayerStat, Run
+from causal.symptoms.base import Symptom
 
 
 class InputOutlier(Symptom):

@@ -8,9 +8,7 @@ import statistics
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from causal.run import Direction, LayerStat, Run
-from causal.symptom import Symptom
-from causal.views import (
+from causal.run_queries import (
     first_origin,
     half_dtypes,
     layer_series,
@@ -19,6 +17,8 @@ from causal.views import (
     run_length,
     trouble_events,
 )
+from causal.schema.run import Direction, LayerStat, Run
+from causal.symptoms.base import Symptom
 
 
 class NonfiniteBirth(Symptom):

@@ -8,10 +8,7 @@ import statistics
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from causal.run import ActivationKind, LayerStat, Run
-from causal.symptom import Symptom
-from causal.symptoms.data import LARGE_SCALE, start_median
-from causal.views import (
+from causal.run_queries import (
     HIGH_UPDATE_RATIO,
     failure_step,
     layer_series,
@@ -23,6 +20,9 @@ from causal.views import (
     trouble_events,
     update_ratios,
 )
+from causal.schema.run import ActivationKind, LayerStat, Run
+from causal.symptoms.base import Symptom
+from causal.symptoms.data import LARGE_SCALE, start_median
 
 
 def _uniform(states: tuple[str, ...]) -> dict[str, float]:

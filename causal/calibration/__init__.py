@@ -1,0 +1,2 @@
+"""Fitted network parameters: their file format, fitting them on labelled runs, and calibrating
+the posteriors."""

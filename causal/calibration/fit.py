@@ -1,0 +1,372 @@
+"""Fitting the network's parameters and a calibration map on a table of labelled observations.
+
+Torch-free: the input is a table of `Observation`s (one per scenario x seed: its label and the
+evidence every registered symptom gave on the run), collected by `neuraldbg.suite.fit_driver` or by
+hand. The output is a `FittedParameters`, a versioned JSON-safe record that `apply`s to a registry
+(fitted likelihoods and leaks) and `calibrate`s posteriors.
+
+**Likelihoods and leaks (pgmpy, Dirichlet posterior).** The network's symptom CPDs are
+log-linear (`causal.network.combine`): the column where exactly one cause is present *is* that
+cause's `likelihoods[symptom]`, the column where every cause is absent *is* the symptom's `leak`,
+and every other column is derived from those. So the free parameters are exactly one column per
+(cause, symptom edge) plus one leak per symptom, and each training run, which has one known cause
+(or none: "healthy"), observes one of these columns and nothing else. For each cause C we build a
+sub-model C -> (each symptom C raises), fully observed: C = "present" rows are C's runs, C =
+"absent" rows are the healthy runs (runs of other causes are left out: they observe other
+columns). pgmpy's `DiscreteBayesianEstimator` (prior "dirichlet") fits it with pseudo-counts
+`ess * hand-set table`: `ess * likelihoods[s]` in the present column, `ess * leak[s]` in the absent
+one, so each fitted column is the Dirichlet posterior mean `(ess * hand_set + counts) / (ess + n)`.
+The present column becomes the cause's fitted likelihoods; the absent column the symptom's fitted
+leak (every sub-model sees the same healthy rows and the same leak prior, so the absent columns
+agree; symptoms no cause raises keep their hand-set leak). A cause or healthy with no training run
+keeps its hand-set table; a huge `ess` keeps every table; a small one follows the data.
+
+Soft evidence (a symptom's distribution, not one state) counts fractionally: each observation
+becomes a few weighted rows (`_coupled_rows`, a quantile coupling of its symptoms' distributions:
+the unit interval is cut at every symptom's cumulative probabilities, and each piece is one row,
+weighted by its length, taking in each symptom the state whose cumulative interval holds it), so
+every symptom's weighted state counts equal the observation's distribution exactly, and pgmpy's
+weighted counting (`sample_weight`) gives the expected counts.
+
+**Priors are not re-estimated.** They stay the hand-set values: the suite's mix of causes is a
+design choice (about three families per cause, six healthy), not the frequency of causes behind
+failing runs in the wild, so fitting priors to it would teach the network the suite's layout.
+
+**Calibration.** A map on the logit, `p' = sigmoid(a * logit(p) + b)`, applied to every
+cause's posterior, fitted (scipy, L-BFGS-B) on the TRAINING observations only, to minimise the
+log-loss of "the top-ranked cause is the true one" against the calibrated top posterior, with a
+weak Gaussian prior pulling (a, b) to the identity (1, 0) (`CALIBRATION_PRIOR_SD`), so a handful
+of perfectly separated runs cannot push it to infinity. The posteriors it is fitted on are
+cross-fitted by family: each training family's runs are scored by tables fitted without that
+family, which is the situation on a held-out family (fitting on in-sample posteriors would learn
+how over-confident the network is on data it has already seen).
+
+The default, `method="temperature"`, fixes b = 0: only the sharpness changes, and p = 0.5 stays
+0.5, so which cause ranks first and which runs are called healthy stay as the fitted network
+decides. `method="platt"` also fits b, which moves the report threshold: on the bundled suite
+the training runs have no borderline healthy run to hold it, and a Platt map fitted there
+(b = 1.9) turned 3 of 12 held-out healthy runs into false alarms.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import random
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from causal.calibration.calibrate import CALIBRATION_PRIOR_SD, fit_calibration, log_loss, top_cause
+from causal.calibration.fingerprint import symptom_signature
+from causal.calibration.parameters import (
+    EPS,
+    FORMAT,
+    SCHEMA_VERSION,
+    SHIPPED_PATH,
+    Calibration,
+    FitError,
+    FittedParameters,
+    _digest,
+)
+from causal.registry import Registry
+
+__all__ = [
+    "CALIBRATION_PRIOR_SD", "DEFAULT_ESS", "ESS_CANDIDATES", "FORMAT", "HEALTHY", "SCHEMA_VERSION",
+    "SHIPPED_PATH", "Calibration", "FitError", "FittedParameters", "Observation",
+    "fit_calibration", "fit_parameters", "fit_tables", "log_loss", "select_ess", "split_families",
+    "top_cause",
+]
+
+HEALTHY = "healthy"
+#: Default equivalent sample size of the hand-set tables (pseudo-counts per column).
+DEFAULT_ESS = 10.0
+_CAUSE_STATES = ("absent", "present")
+
+
+
+# ---------------------------------------------------------------- the table of observations
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """One labelled run: which scenario (and family: its file stem), which seed, the true cause
+    (a cause name or "healthy") and every symptom's distribution on the run."""
+
+    scenario: str
+    family: str
+    seed: int
+    cause: str
+    evidence: Mapping[str, Mapping[str, float]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "family": self.family, "seed": self.seed,
+                "cause": self.cause,
+                "evidence": {s: dict(d) for s, d in self.evidence.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Observation:
+        try:
+            return cls(str(data["scenario"]), str(data["family"]), int(data["seed"]),
+                       str(data["cause"]),
+                       {str(s): {str(k): float(v) for k, v in d.items()}
+                        for s, d in data["evidence"].items()})
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise FitError(f"not an observation record ({type(e).__name__}: {e}): "
+                           f"{str(dict(data))[:200]}") from e
+
+
+# ---------------------------------------------------------------- the family split
+
+
+def split_families(names: Mapping[str, str], held_out_fraction: float = 0.34,
+                   seed: int = 0) -> tuple[list[str], list[str]]:
+    """Split families (whole scenario files, never seeds) into (training, held-out), sorted.
+
+    `names` maps each family to its label (a cause or "healthy"). Per label, with n families:
+    n >= 2 holds out round(n * held_out_fraction) of them, at least 1 and at most n - 1 (so at
+    least one family of every label trains, and one of every label is scored); n == 1 trains
+    (a label with a single family cannot be both fitted and scored). Deterministic: the choice is
+    a shuffle seeded by (`seed`, label), independent of the other labels and of dict order.
+    """
+    if not 0.0 <= held_out_fraction < 1.0:
+        raise FitError(f"held_out_fraction {held_out_fraction!r} must be in [0, 1)")
+    by_label: dict[str, list[str]] = {}
+    for family, label in names.items():
+        by_label.setdefault(label, []).append(family)
+    train: list[str] = []
+    held: list[str] = []
+    for label in sorted(by_label):
+        fams = sorted(by_label[label])
+        k = 0
+        if len(fams) >= 2:
+            k = min(len(fams) - 1, max(1, round(len(fams) * held_out_fraction)))
+        random.Random(f"neuraldbg-split:{seed}:{label}").shuffle(fams)
+        held += fams[:k]
+        train += fams[k:]
+    return sorted(train), sorted(held)
+
+
+# ---------------------------------------------------------------- fitting
+
+
+def _pg() -> Any:
+    """pgmpy's estimator pieces, imported quietly (FutureWarnings at import, as in network)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import numpy as np
+        import pandas as pd
+        from pgmpy.models import DiscreteBayesianNetwork
+        from pgmpy.parameter_estimator import DiscreteBayesianEstimator
+    return np, pd, DiscreteBayesianNetwork, DiscreteBayesianEstimator
+
+
+def _coupled_rows(evidence: Mapping[str, Mapping[str, float]], symptoms: Sequence[str],
+                  states: Mapping[str, Sequence[str]]) -> list[tuple[float, dict[str, str]]]:
+    """(weight, one state per symptom) rows whose weighted state counts are, per symptom,
+    exactly its distribution in `evidence` (a quantile coupling; weights sum to 1)."""
+    cuts = {0.0, 1.0}
+    cums: dict[str, list[float]] = {}
+    for s in symptoms:
+        acc, cum = 0.0, []
+        for st in states[s]:
+            acc += float(evidence[s].get(st, 0.0))
+            cum.append(min(acc, 1.0))
+        cum[-1] = 1.0
+        cums[s] = cum
+        cuts.update(cum)
+    points = sorted(cuts)
+    rows = []
+    for lo, hi in itertools.pairwise(points):
+        if hi - lo <= 0.0:
+            continue
+        mid = (lo + hi) / 2.0
+        row = {}
+        for s in symptoms:
+            idx = next(i for i, c in enumerate(cums[s]) if c > mid)
+            row[s] = states[s][idx]
+        rows.append((hi - lo, row))
+    return rows
+
+
+def _check_observations(observations: Sequence[Observation], registry: Registry,
+                        needed: Iterable[str]) -> None:
+    causes, symptoms = registry.causes(), registry.symptoms()
+    for ob in observations:
+        where = f"observation {ob.scenario!r} seed {ob.seed}"
+        if ob.cause != HEALTHY and ob.cause not in causes:
+            raise FitError(f"{where} is labelled {ob.cause!r}, which is not a registered cause "
+                           f"(registered: {sorted(causes)}); register it or drop its scenarios")
+        unknown = sorted(set(ob.evidence) - set(symptoms))
+        if unknown:
+            raise FitError(f"{where} has evidence for unregistered symptoms {unknown}; collect "
+                           "the observations again with this registry")
+        missing = sorted(set(needed) - set(ob.evidence))
+        if missing:
+            raise FitError(f"{where} has no evidence for symptoms {missing}; collect the "
+                           "observations again with this registry")
+        for s, dist in ob.evidence.items():
+            total = math.fsum(float(v) for v in dist.values())
+            if (set(dist) - set(symptoms[s].states) or abs(total - 1.0) > 1e-6
+                    or any(float(v) < 0.0 for v in dist.values())):
+                raise FitError(f"{where}: evidence for {s!r} is not a distribution over "
+                               f"{list(symptoms[s].states)}: {dict(dist)}")
+
+
+def fit_tables(observations: Sequence[Observation], registry: Registry,
+               ess: float = DEFAULT_ESS) -> tuple[dict[str, dict[str, dict[str, float]]],
+                                                  dict[str, dict[str, float]]]:
+    """(likelihoods, leaks): the Dirichlet posterior means fitted by pgmpy, per cause sub-model
+    (see the module docstring). Causes with no run and no healthy run keep their tables."""
+    if not (isinstance(ess, (int, float)) and math.isfinite(ess) and ess > 0.0):
+        raise FitError(f"ess {ess!r} must be a positive number (the hand-set tables' weight "
+                       "in runs)")
+    np, pd, DBN, Estimator = _pg()
+    causes, symptoms = registry.causes(), registry.symptoms()
+    states = {s: tuple(sym.states) for s, sym in symptoms.items()}
+    leaks_hand = {s: sym.leak_distribution() for s, sym in symptoms.items()}
+    healthy = [ob for ob in observations if ob.cause == HEALTHY]
+    likelihoods: dict[str, dict[str, dict[str, float]]] = {}
+    leaks: dict[str, dict[str, float]] = {s: dict(d) for s, d in leaks_hand.items()}
+    for name, cause in causes.items():
+        raised = list(cause.likelihoods)
+        hand = {s: {st: float(cause.likelihoods[s].get(st, 0.0)) for st in states[s]}
+                for s in raised}
+        own = [ob for ob in observations if ob.cause == name]
+        if not own and not healthy:
+            likelihoods[name] = hand
+            continue
+        rows: list[dict[str, str]] = []
+        weights: list[float] = []
+        for label, obs in (("present", own), ("absent", healthy)):
+            for ob in obs:
+                for w, row in _coupled_rows(ob.evidence, raised, states):
+                    rows.append({name: label, **row})
+                    weights.append(w)
+        data = pd.DataFrame(rows, columns=[name, *raised])
+        pseudo = {s: np.array([[ess * leaks_hand[s][st], ess * hand[s][st]]
+                               for st in states[s]]) for s in raised}
+        model = DBN()
+        model.add_nodes_from([name, *raised])
+        model.add_edges_from([(name, s) for s in raised])
+        estimator = Estimator(
+            state_names={name: list(_CAUSE_STATES), **{s: list(states[s]) for s in raised}},
+            prior_type="dirichlet", pseudo_counts=pseudo)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            model.fit(data, estimator=estimator, sample_weight=np.array(weights))
+        fitted: dict[str, dict[str, float]] = {}
+        for s in raised:
+            cpd = model.get_cpds(s)
+            col = {st: float(cpd.get_value(**{s: st, name: "present"})) for st in states[s]}
+            fitted[s] = col
+            if healthy:
+                leaks[s] = {st: float(cpd.get_value(**{s: st, name: "absent"}))
+                            for st in states[s]}
+        likelihoods[name] = fitted
+    return likelihoods, leaks
+
+
+def cross_fitted(observations: Sequence[Observation], registry: Registry, ess: float
+                 ) -> Iterator[tuple[list[Observation], Registry]]:
+    """Per training family (sorted): its runs, and `registry` with tables fitted on every
+    other family. Scoring a family with them is the situation on a family never seen."""
+    states = {s: tuple(sym.states) for s, sym in registry.symptoms().items()}
+    for fam in sorted({ob.family for ob in observations}):
+        rest = [ob for ob in observations if ob.family != fam]
+        liks, lks = fit_tables(rest, registry, ess)
+        fold = FittedParameters(liks, lks, states, tuple(registry.causes()), float(ess))
+        yield [ob for ob in observations if ob.family == fam], fold.apply(registry)
+
+
+#: The equivalent sample sizes `select_ess` chooses among.
+ESS_CANDIDATES = (1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
+
+
+def _true_label_nll(posteriors: Mapping[str, float], label: str) -> float:
+    """-log P(the true label): the true cause's posterior, or for a healthy run 1 - the
+    largest posterior (no cause present)."""
+    if label == HEALTHY:
+        q = 1.0 - max(posteriors.values(), default=0.0)
+    else:
+        q = float(posteriors.get(label, 0.0))
+    return -math.log(min(max(q, EPS), 1.0))
+
+
+def select_ess(observations: Sequence[Observation], registry: Registry,
+               candidates: Sequence[float] = ESS_CANDIDATES
+               ) -> tuple[float, dict[float, float]]:
+    """The equivalent sample size with the lowest leave-one-family-out log-loss of the true
+    label (each family scored by tables fitted without it: the situation on a new family), and
+    every candidate's loss. Ties go to the larger value (closer to the hand-set tables)."""
+    from causal.network import get_network
+
+    if len({ob.family for ob in observations}) < 2:
+        raise FitError("choosing ess by cross-validation needs two training families or more; "
+                       "pass a number with --ess")
+    scores: dict[float, float] = {}
+    for ess in candidates:
+        total = 0.0
+        for mine, fold in cross_fitted(observations, registry, ess):
+            net = get_network(fold)
+            total += sum(_true_label_nll(net.posteriors(ob.evidence), ob.cause) for ob in mine)
+        scores[float(ess)] = total / len(observations)
+    best = min(scores, key=lambda e: (round(scores[e], 9), -e))
+    return best, scores
+
+
+def _labelled(observations: Sequence[Observation], registry: Registry
+              ) -> tuple[list[float], list[bool]]:
+    from causal.network import get_network
+
+    net = get_network(registry)
+    tops, right = [], []
+    for ob in observations:
+        cause, p = top_cause(net.posteriors(ob.evidence))
+        tops.append(p)
+        right.append(cause == ob.cause)
+    return tops, right
+
+
+def fit_parameters(observations: Sequence[Observation], registry: Registry,
+                   ess: float = DEFAULT_ESS, calibration: str = "temperature",
+                   seeds: Sequence[int] = ()) -> FittedParameters:
+    """Fit the likelihoods, leaks and calibration map of `registry` on `observations`.
+
+    `calibration` is "platt", "temperature" or "none". The calibration data are cross-fitted by
+    family (each family scored by tables fitted without it) when there are two families or
+    more, in-sample otherwise. Deterministic: the same observations give the same parameters.
+    """
+    from causal.network import get_network
+
+    get_network(registry)  # validates the registry (raises with its own message)
+    causes = registry.causes()
+    needed = {s for c in causes.values() for s in c.likelihoods}
+    _check_observations(observations, registry, needed)
+    observations = sorted(observations, key=lambda ob: (ob.family, ob.scenario, ob.seed))
+    likelihoods, leaks = fit_tables(observations, registry, ess)
+    base = FittedParameters(
+        likelihoods=likelihoods, leaks=leaks,
+        symptom_states={s: tuple(sym.states) for s, sym in registry.symptoms().items()},
+        causes=tuple(causes), ess=float(ess),
+        training_families=tuple(sorted({ob.family for ob in observations})),
+        runs={label: sum(ob.cause == label for ob in observations)
+              for label in [*causes, HEALTHY]},
+        seeds=tuple(sorted(set(seeds))), handset_digest=_digest(registry),
+        symptom_signature=symptom_signature(registry))
+    if calibration == "none" or not observations:
+        return base
+    families = base.training_families
+    tops: list[float] = []
+    right: list[bool] = []
+    if len(families) >= 2:
+        for mine, fold in cross_fitted(observations, registry, ess):
+            t, r = _labelled(mine, fold)
+            tops += t
+            right += r
+    else:
+        tops, right = _labelled(observations, base.apply(registry))
+    cal = fit_calibration(tops, right, calibration)
+    return dataclasses.replace(base, calibration=cal)

@@ -1,0 +1,327 @@
+"""Read-only views of a Run that symptoms and localizers share (pure functions, no torch)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+
+import networkx as nx
+
+from causal.schema.run import LOSS, Direction, Event, EventKind, LayerStat, Run
+
+#: Regimes that mean trouble (a plateau is judged by the loss-pattern symptom instead).
+TROUBLE = frozenset({
+    "grad_exploding", "grad_vanishing", "activation_saturated", "activation_dead",
+    "activation_exploding", "loss_spike", "loss_diverging", "grad_inf", "grad_nan",
+    "activation_inf", "activation_nan", "loss_inf", "loss_nan", "input_inf", "input_nan",
+})
+
+
+def layer_series(run: Run, stat: str,
+                 until: int | None = None) -> dict[str, list[tuple[int, float]]]:
+    """Per layer, the (step, value) pairs of one recorder statistic over every stored window
+    (each step once), up to step `until` included."""
+    seen: dict[str, dict[int, float]] = {}
+    for w in run.windows:
+        if stat not in w.stats:
+            continue
+        for layer in w.layers:
+            for step, value in w.series(layer, stat):
+                if until is None or step <= until:
+                    seen.setdefault(layer, {})[step] = value
+    return {layer: sorted(v.items()) for layer, v in seen.items() if v}
+
+
+#: Below this weight gain (rms x sqrt(fan_in); PyTorch's default init gives about 0.58) a
+#: layer's weights start near zero (zero-initialised gates and output heads, LoRA's B, tiny
+#: embeddings).
+NEAR_ZERO_GAIN = 0.05
+
+
+def starts_near_zero(run: Run, layer: str) -> bool:
+    """Whether `layer`'s weights were near zero when the run began: then its first update is
+    most of its weight, and its first update ratio says how small they were, not how far the
+    optimizer overshot (Adam's first step is about lr per weight, whatever their scale)."""
+    node = run.dag.node(layer)
+    return node is not None and node.weight_gain is not None \
+        and node.weight_gain < NEAR_ZERO_GAIN
+
+
+#: An update-to-weight ratio from here up is high (about 1e-3 is healthy).
+HIGH_UPDATE_RATIO = 1e-2
+
+
+def update_ratios(run: Run, until: int | None = None) -> dict[str, list[tuple[int, float]]]:
+    """Per layer, the (step, |dw|/|w|) pairs measured up to step `until`, without a high first
+    update of a layer whose weights started near zero (`starts_near_zero`): small weights
+    inflate the ratio, so a high one says nothing, while a low one still says no overshoot."""
+    series = layer_series(run, LayerStat.UPDATE_RATIO, until=until)
+    first = run.series.steps[0] if run.series.steps else None
+    out = {}
+    for layer, pts in series.items():
+        # a NaN first ratio says nothing either: only a ratio known to be low is kept
+        low = bool(pts) and pts[0][1] < HIGH_UPDATE_RATIO
+        if pts and pts[0][0] == first and not low and starts_near_zero(run, layer):
+            pts = pts[1:]
+        if pts:
+            out[layer] = pts
+    return out
+
+
+def half_dtypes(run: Run) -> set[str]:
+    """The half-precision dtypes the run computed in ("float16", "bfloat16"): its autocast
+    dtypes and its parameters' dtype. Empty for a float32 run."""
+    used = {str(c.value) for c in run.settings if c.key == "amp_dtype"}
+    used.add(str(run.meta.get("param_dtype") or ""))
+    return used & {"float16", "bfloat16"}
+
+
+def skipped_steps(run: Run) -> set[int]:
+    """Steps whose non-finite gradients a GradScaler skipped, in a run that recovered (a finite
+    loss afterwards): the scaler doing its job, not a failure."""
+    finite_after = [s for s, v in run.series.get("loss") if math.isfinite(v)]
+    last_finite = max(finite_after) if finite_after else -1
+    return {e.step for e in run.events if e.kind == EventKind.NONFINITE_ORIGIN
+            and e.metadata.get("scaler_skipped") and e.step < last_finite}
+
+
+def first_origin(run: Run) -> Event | None:
+    """Where the first non-finite value that mattered was born (scaler skips excluded)."""
+    skipped = skipped_steps(run)
+    origins = [e for e in run.events
+               if e.kind == EventKind.NONFINITE_ORIGIN and e.step not in skipped]
+    return min(origins, key=lambda e: e.step) if origins else None
+
+
+def input_born(run: Run, until: int | None = None) -> Event | None:
+    """The first non-finite value's origin when it came in with the model's arguments (up to
+    step `until`)."""
+    origin = first_origin(run)
+    if origin is None or str(origin.metadata.get("direction")) != Direction.INPUT:
+        return None
+    return origin if until is None or origin.step <= until else None
+
+
+def loss_output_at_bound(origin: Event) -> str | None:
+    """For a value born in the loss: the layer that produced the model's output, when some of
+    its values were exactly 0 or 1 (the singular points of log, log(1 - p) and division)."""
+    m = origin.metadata
+    if str(m.get("direction")) != Direction.LOSS or not m.get("output_layer"):
+        return None
+    if int(m.get("output_zeros", 0)) + int(m.get("output_ones", 0)) <= 0:
+        return None
+    return str(m["output_layer"])
+
+
+def trouble_events(run: Run, until: int | None = None) -> list[Event]:
+    """Events that entered a bad regime (and non-finite origins), by step; gradients that a
+    GradScaler skipped in a run that recovered are not trouble, nor a gate closing and opening
+    again (`passing_vanish`), nor anything in a run that learned through it
+    (`learned_through`)."""
+    skipped = skipped_steps(run)
+    passing = passing_vanish(run)
+    events = sorted((e for e in run.events
+                     if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
+                     and not (e.step in skipped and (e.kind in ("grad_finite", "nonfinite_origin")
+                                                     or e.layer_name == LOSS))
+                     and id(e) not in passing), key=lambda e: e.step)
+    if events and learned_through(run, events[0].step):
+        return []
+    return [e for e in events if until is None or e.step <= until]
+
+
+#: `learned_through`: how far below where it began, and below its best before the trouble,
+#: the loss must end (as a fraction), over at least LEARNED_MIN_STEPS steps.
+LEARNED_FRACTION, LEARNED_MIN_STEPS = 0.5, 30
+
+
+def learned_through(run: Run, step: int) -> bool:
+    """The run never turned non-finite and its (positive) loss ended, over its last tenth,
+    below LEARNED_FRACTION of both its first tenth and its best before `step`: whatever
+    happened at `step` (gradients of a stiff loss growing as it starts to fall, a plateau
+    it left), training went on to learn, so it was no failure."""
+    if nonfinite_step(run) is not None:
+        return False
+    vals = [(s, v) for s, v in losses(run) if math.isfinite(v)]
+    if len(vals) < LEARNED_MIN_STEPS:
+        return False
+    k = max(len(vals) // 10, 3)
+    head = statistics.fmean(v for _, v in vals[:k])
+    tail = statistics.fmean(v for _, v in vals[-k:])
+    before = [v for s, v in vals if s <= step]
+    return (head > 0 and bool(before) and min(before) > 0
+            and tail < LEARNED_FRACTION * min(head, min(before)))
+
+
+#: Steps from the run's first within which gradients that vanish may be a zero-initialised
+#: gate's, and how far above the vanishing threshold they must come back to count as learning.
+OPENING_STEPS = 3
+OPENED_FACTOR = 100.0
+#: How many times a layer's gradient must fall to exactly zero and come back to be a gate's.
+GATE_CLOSINGS = 2
+
+
+def passing_vanish(run: Run) -> set[int]:
+    """The `grad_vanishing` events (by id) of a gate, which closes a gradient path by design:
+    gradients that came back to ordinary magnitudes (100x the vanishing threshold) before the
+    run's first non-finite value, after they either
+
+    - vanished on the run's first steps: a gate or residual branch initialised at zero
+      (adaLN-Zero, LoRA's B, zero-init residual scales) has no gradient until its first
+      update; or
+    - fell to exactly zero, GATE_CLOSINGS times or more, in a run where no layer had died: a
+      clamp, hinge or threshold in the loss (free bits, a margin met, a masked term) that
+      passes no gradient on some steps and some again on others.
+
+    Gradients that vanish later and stay small, or only crawl back over the threshold, still
+    count, as do exact zeros that a layer of dead ReLUs downstream explains."""
+    if not run.series.steps:
+        return set()
+    start, stop = run.series.steps[0], nonfinite_step(run)
+    floor = float((run.meta.get("thresholds") or {}).get("vanishing", 1e-6)) * OPENED_FACTOR
+    back: dict[str, list[int]] = {}
+    for e in run.events:
+        if (e.kind == "grad" and e.to_state == "grad_healthy" and e.value >= floor
+                and (stop is None or e.step < stop)):
+            back.setdefault(e.layer_name, []).append(e.step)
+    came_back = [e for e in run.events
+                 if e.kind == "grad" and e.to_state == "grad_vanishing"
+                 and any(s > e.step for s in back.get(e.layer_name, ()))]
+    passing = {id(e) for e in came_back if e.step - start < OPENING_STEPS}
+    died = min((e.step for e in run.events if e.to_state == "activation_dead"), default=None)
+    closings: dict[str, list[Event]] = {}
+    for e in came_back:
+        if e.value == 0.0:
+            closings.setdefault(e.layer_name, []).append(e)
+    for closed in closings.values():
+        if len(closed) >= GATE_CLOSINGS and (died is None or died > closed[0].step):
+            passing.update(id(e) for e in closed)
+    return passing
+
+
+def nonfinite_step(run: Run) -> int | None:
+    """The step of the first non-finite value that mattered, or None."""
+    origin = first_origin(run)
+    return origin.step if origin is not None else None
+
+
+def failure_step(run: Run) -> int | None:
+    """The step the run started to fail: its first non-finite value, else the first gradient
+    or loss transition into a bad regime (activation regimes explain failures, they are not
+    one)."""
+    origin = nonfinite_step(run)
+    if origin is not None:
+        return origin
+    trouble = [e for e in trouble_events(run) if not str(e.to_state).startswith("activation")]
+    for e in trouble:
+        if not _passing_spike(run, e, trouble):
+            return e.step
+    return None
+
+
+#: How many steps past the onset of a failure that never turned non-finite (a stall, vanishing
+#: gradients) layer states are still read as present at the onset (`state_window_end`).
+STALL_LOOKAHEAD = 50
+
+
+def state_window_end(run: Run) -> int | None:
+    """The last step whose layer states (saturated, dead fractions) count as evidence of the
+    failure. A non-finite failure: its step (what follows is its consequence). A failure that
+    stayed finite: the state that stalled the run persists, and the activation statistics of
+    its onset step are seldom recorded (they run on a schedule, and in full only once the
+    cheap signals have turned abnormal), so the next STALL_LOOKAHEAD steps count too."""
+    stop = failure_step(run)
+    if stop is None or nonfinite_step(run) is not None:
+        return stop
+    return stop + STALL_LOOKAHEAD
+
+
+def _passing_spike(run: Run, spike: Event, trouble: list[Event]) -> bool:
+    """A loss spike alone at its step (no gradient in trouble with it) that the loss came back
+    from before anything else went wrong: noise of a low loss, not the start of a failure."""
+    if spike.to_state != "loss_spike" or any(
+            e.step == spike.step and e is not spike for e in trouble):
+        return False
+    later = [e.step for e in trouble if e.step > spike.step]
+    until = later[0] if later else math.inf
+    return any(e.layer_name == LOSS and e.to_state == "loss_steady"
+               and spike.step < e.step < until for e in run.events)
+
+
+def run_length(run: Run) -> int:
+    """Steps recorded (the last step label + 1 when labels are plain counters)."""
+    steps = run.series.steps
+    return (max(steps) + 1) if steps else 0
+
+
+def forward_order(run: Run) -> dict[str, int]:
+    """Layer name -> forward position (unknown layers are absent)."""
+    return {name: i for i, name in enumerate(run.dag.forward_order())}
+
+
+def layer_label(run: Run, layer: str) -> str:
+    """How reports name a layer: "'layers.4' (Tanh)"; run-level pseudo layers as they are;
+    the root module (name '') as the model's own forward code, outside its submodules."""
+    if layer.startswith("<"):
+        return layer
+    if layer == "":
+        root = run.dag.node("")
+        kind = f" of {root.module_type}" if root is not None else ""
+        return f"the model's own forward code{kind} (outside its submodules)"
+    node = run.dag.node(layer)
+    return f"{layer!r} ({node.module_type})" if node is not None else repr(layer)
+
+
+def param_layers(run: Run) -> list[str]:
+    """Layers with parameters, in forward order."""
+    return [n for n in run.dag.forward_order()
+            if (node := run.dag.node(n)) is not None and node.param_count > 0 and node.ran]
+
+
+def main_path_layers(run: Run) -> list[str]:
+    """The layers with parameters along the layer DAG's path through the most of them (the
+    network's depth, leaving out side branches such as a time-step or conditioning embedding's
+    projection into each block), in forward order. All of `param_layers` when the graph has no
+    edges."""
+    layers = param_layers(run)
+    if not run.dag.edges:
+        return layers
+    has_params = set(layers)
+    g = nx.DiGraph()
+    g.add_edges_from((a, b, {"w": int(b in has_params)}) for a, b in run.dag.edges)
+    try:
+        path = nx.dag_longest_path(g, weight="w", default_weight=0)
+    except nx.NetworkXException:  # not a DAG after all
+        return layers
+    return [n for n in path if n in has_params]
+
+
+def start_stds(run: Run) -> tuple[int, dict[str, float]]:
+    """The first step with recorded activation statistics, and each layer's output std there
+    when finite and positive (what scale-against-depth readings start from)."""
+    series = layer_series(run, LayerStat.ACT_STD)
+    first = min((pts[0][0] for pts in series.values()), default=0)
+    return first, {layer: v for layer, pts in series.items()
+                   if (v := dict(pts).get(first)) is not None and math.isfinite(v) and v > 0}
+
+
+def finite(values: Iterable[float | None]) -> list[float]:
+    return [v for v in values if v is not None and math.isfinite(v)]
+
+
+def robust_z(values: list[float]) -> list[float]:
+    """|x - median| / (1.4826 MAD) for each value (0 when the spread is 0)."""
+    if len(values) < 3:
+        return [0.0] * len(values)
+    med = statistics.median(values)
+    mad = statistics.median(abs(v - med) for v in values) * 1.4826
+    if mad <= 0:
+        spread = max(abs(v - med) for v in values)
+        return [0.0 if spread == 0 else (math.inf if abs(v - med) > 0 else 0.0)
+                for v in values]
+    return [abs(v - med) / mad for v in values]
+
+
+def losses(run: Run) -> list[tuple[int, float]]:
+    return run.series.get("loss")

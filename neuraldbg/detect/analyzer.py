@@ -1,0 +1,382 @@
+"""The host side of a closed step: triage, the state machines, the flight recorder, the run file.
+
+Per-step Python runs right after the training step, when the CPU caches are full of the model's
+tensors, and costs several times what it costs warm. So a quiet step is only triaged (a few
+vectorised checks) and queued; the queue is analysed in batches of `BATCH` steps, in step order,
+which produces exactly the events an immediate analysis would. A step that triage flags (a
+non-finite value, a gradient or loss far from its recent scale, an input outlier, a machine
+that left its healthy regime recently) is analysed at once, while its module outputs are still
+at hand for the non-finite hunt and for full statistics of that very step. A regime that stays
+abnormal with nothing new is queued too (`Analyzer.settled`); a change the queue finds
+escalates from the step it is found at. A recurrence (a machine re-entering a regime it entered
+twice lately, `TransitionDetector.recurrence`) is recorded but does not escalate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from causal.schema.run import Event, LayerStat
+from causal.schema.run_file import RunWriter
+from neuraldbg.capture.step_buffer import StepBuffer
+from neuraldbg.capture.step_values import RawStep
+from neuraldbg.capture.tensor_stats import (
+    ACT_COLUMNS,
+    NormGrouper,
+    nonfinite_count,
+    stats_from_moments,
+)
+from neuraldbg.detect.flight_recorder import FlightRecorder
+from neuraldbg.detect.transitions import Thresholds, TransitionDetector
+from neuraldbg.nonfinite.origin import OriginSite, origin_event
+from neuraldbg.schedule import SETTLE_SAMPLES, Schedule
+
+BATCH = 32
+INITIAL_STEPS = 3  # the first steps' window is always stored
+_MAX_WINDOWS = 256
+_LAYER_STATS = tuple(s.value for s in LayerStat)
+_NF = ACT_COLUMNS.index(LayerStat.ACT_NONFINITE)
+_HEALTHY = {"grad_healthy", "activation_healthy", "loss_steady", "loss_plateau", "grad_finite",
+            "activation_finite", "loss_finite", "input_finite"}
+
+
+@dataclass
+class HostStep:
+    """Everything about one closed step that lives on the host (after the one sync)."""
+
+    step: int
+    loss: float | None
+    inp: list[float] | None  # [max|x|, mean, std, non-finite count, has NaN]
+    tgt: list[float] | None
+    grads: list[float] | None  # per unit (0.0 when not observed), then the global norm
+    observed: list[bool]
+    act: dict[int, list[float]]  # unit index -> ACT_COLUMNS values (full-statistics steps)
+    cols: dict[str, tuple[np.ndarray, np.ndarray]]  # recorder columns: (values, observed)
+    scale: float | None
+    scaler_skip: bool
+    optimizer_stepped: bool
+    full: bool
+    settings: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def nonfinite(self) -> bool:
+        if self.loss is not None and not math.isfinite(self.loss):
+            return True
+        if (self.inp and self.inp[3] > 0) or (self.tgt and self.tgt[3] > 0):
+            return True
+        if self.grads is not None and not all(math.isfinite(v) for v in self.grads):
+            return True
+        return any(v[_NF] > 0 for v in self.act.values())
+
+
+class Triage:
+    """Cheap every-step checks that decide whether a step is analysed at once.
+
+    `urgent`: analyse now, with the step's module outputs at hand (a non-finite value, a
+    gradient above the absolute limit, a loss 3x its recent level, an input outlier). `alarm`:
+    a cheap signal is abnormal by itself (non-finite, input outlier), which turns on full
+    statistics. The state machines decide everything else, in step order.
+    """
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        self.cfg = thresholds
+        self.loss_level: float | None = None
+        self.input_scale: tuple[float, int] = (0.0, 0)
+
+    def input_outlier(self, max_abs: float) -> bool:
+        """max|x| 10x its recent scale (EMA of log10 over normal batches)."""
+        if not math.isfinite(max_abs) or max_abs <= 0:
+            return False
+        lx = math.log10(max_abs)
+        base, n = self.input_scale
+        outlier = n >= 5 and lx > base + 1.0
+        if not outlier:
+            self.input_scale = (lx if n == 0 else base + 0.1 * (lx - base), n + 1)
+        return outlier
+
+    def check(self, raw: RawStep, grad_limit: bool = True) -> tuple[bool, bool]:
+        """(urgent, alarm) for one step, from its fetched values only (`grad_limit`: as for
+        `verdict`)."""
+        host = raw.host
+        nonfinite = not raw.finite or not all(math.isfinite(x) for x in raw.float_losses)
+        if raw.act_units:
+            width = len(ACT_COLUMNS)
+            nonfinite = nonfinite or any(
+                host["act"][k * width + _NF] > 0 for k in range(len(raw.act_units)))
+        input_max_abs = None
+        if "in0" in host:
+            input_max_abs = max(abs(host["in0"][0]), abs(host["in0"][1]))
+        loss = host["loss"][0] if "loss" in host else (
+            raw.float_losses[-1] if raw.float_losses else None)
+        grad_max = max(host["grads"]) if "grads" in host else None
+        return self.verdict(nonfinite, input_max_abs, loss, grad_max, grad_limit)
+
+    def verdict(self, nonfinite: bool, input_max_abs: float | None, loss: float | None,
+                grad_max: float | None, grad_limit: bool = True) -> tuple[bool, bool]:
+        """(urgent, alarm) from a step's values (and the triage's running levels, which it
+        moves: call once per step, in step order). `grad_limit`: whether a gradient above the
+        absolute limit makes the step urgent (not while an abnormal regime has settled:
+        `Analyzer.settled`)."""
+        alarm = nonfinite
+        if input_max_abs is not None and self.input_outlier(input_max_abs):
+            alarm = True
+        urgent = alarm
+        if loss is not None and math.isfinite(loss):
+            level = self.loss_level
+            if level is not None and loss > 3.0 * abs(level) + 1e-12:
+                urgent = True
+            self.loss_level = loss if level is None else level + 0.1 * (loss - level)
+        if grad_limit and grad_max is not None and grad_max > self.cfg.exploding:
+            urgent = True
+        return urgent, alarm
+
+
+class AnalysisSite(OriginSite, Protocol):
+    """What the analyzer reads off the capture (it writes nothing there)."""
+
+    kinds: list[str]
+    grouper: NormGrouper
+
+    @property
+    def current_step(self) -> int: ...
+
+    def act_from_stash(self, b: StepBuffer) -> dict[int, list[float]]: ...
+
+
+class Analyzer:
+    """Runs the state machines over closed steps (in order) and writes what they find to the
+    run file. Owns the detection state the capture asks about: the transition detector, the
+    flight recorder, whether a non-finite episode is under way (`nonfinite_episode`) and until
+    which step every step takes full statistics (`escalate_until`)."""
+
+    def __init__(self, site: AnalysisSite, writer: RunWriter, *, thresholds: Thresholds,
+                 recorder_steps: int, schedule: Schedule) -> None:
+        self.site = site
+        self.writer = writer
+        self.schedule = schedule
+        self.detector = TransitionDetector(thresholds)
+        self.recorder = FlightRecorder(site.names, _LAYER_STATS, recorder_steps)
+        self.triage = Triage(self.detector.thresholds)
+        self.pending: list[RawStep] = []
+        self.windows_written = 0
+        self.analysed = 0
+        self.settings: dict[str, str] = {}
+        self.nonfinite_episode = False  # the run is non-finite since an analysed step
+        self.escalate_until = -1  # full statistics on every step up to this one
+
+    def quiet_for(self, step: int) -> int:
+        """Steps since the last event of any machine that is not a recurrence (the run's length
+        if none yet)."""
+        last = self.detector.last_news
+        return step - last if last is not None else step
+
+    def settled(self, step: int) -> bool:
+        """Some machine is outside its healthy regime, and none changed regime (recurrences
+        aside) for `SETTLE_SAMPLES` x abnormal_every steps (a layer whose gradients stay under the
+        vanishing limit, or over the exploding one). Until it settles, each step is analysed at
+        once, while its module outputs are at hand; once settled, its steps are queued like
+        healthy ones, and a gradient above the absolute limit no longer makes a step urgent (it
+        would make every step so: a layer newly crossing it is an event the queue finds, and a
+        non-finite value stays urgent)."""
+        return self.detector.abnormal() and self.quiet_for(step) >= (
+            SETTLE_SAMPLES * self.schedule.abnormal_every)
+
+    def finish(self, step: int) -> None:
+        """Analyse what is queued and store the final recorder window (the run is closing)."""
+        self.drain()
+        if len(self.recorder):
+            last = int(self.recorder.window(step).steps[-1])
+            self.writer.add_window(self.recorder.window(last))
+
+    def at_once(self, urgent: bool, settled: bool) -> bool:
+        """Whether a step the triage judged (`urgent`) is analysed now rather than queued:
+        urgent, or some machine left its healthy regime and has not settled
+        (`settled`)."""
+        return urgent or (self.detector.abnormal() and not settled)
+
+    def submit(self, raw: RawStep, live: StepBuffer,
+               verdict: tuple[bool, bool] | None = None, settled: bool | None = None) -> None:
+        """Queue a quiet step; analyse a flagged one at once (with its live buffer).
+        `verdict` and `settled`: the triage's (urgent, alarm) and `settled`, when
+        the caller already asked them."""
+        if settled is None:
+            settled = self.settled(raw.step)
+        urgent, alarm = verdict if verdict is not None else self.triage.check(
+            raw, grad_limit=not settled)
+        if raw.act_units or self.at_once(urgent, settled):
+            self.drain()
+            self._analyse(self.to_host(raw, live), live, alarm)
+        else:
+            self.queue(raw)
+
+    def queue(self, step: RawStep) -> None:
+        """Queue a step the triage found quiet; analyse the queue once it is full."""
+        self.pending.append(step)
+        if len(self.pending) >= BATCH:
+            self.drain()
+
+    def drain(self) -> None:
+        """Analyse every queued step, in order."""
+        pending, self.pending = self.pending, []
+        for raw in pending:
+            self._analyse(self.to_host(raw, None), None, False)
+
+    def to_host(self, raw: RawStep, live: StepBuffer | None) -> HostStep:
+        """Group parameter norms into layers, split statistics, unscale gradients."""
+        host = raw.host
+        grouper = self.site.grouper
+        loss = host["loss"][0] if "loss" in host else (
+            float(np.mean(raw.float_losses)) if raw.float_losses else None)
+        scale = host["scale"][0] if "scale" in host else None
+        cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        grad_vals: list[float] | None = None
+        observed: list[bool] = []
+        if raw.grads_index is not None:
+            vals = host["grads"]
+            if math.inf in vals and live is not None:
+                vals = grouper.refine(vals, raw.grads_index)
+            per_unit, obs, total = grouper.group(vals, raw.grads_index)
+            if scale is not None and scale > 0:  # record unscaled gradients
+                per_unit, total = per_unit / scale, total / scale
+            observed = obs.tolist()
+            grad_vals = np.where(obs, per_unit, 0.0).tolist()
+            grad_vals.append(total)
+            cols[LayerStat.GRAD_NORM] = (per_unit, obs)
+        if raw.weights_index is not None:
+            w, has, _ = grouper.group(host["wnorm"], raw.weights_index[0])
+            u, _, _ = grouper.group(host["unorm"], raw.weights_index[1])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cols[LayerStat.WEIGHT_NORM] = (w, has)
+                cols[LayerStat.UPDATE_RATIO] = (u / w, has)
+        width = len(ACT_COLUMNS)
+        act = {i: host["act"][k * width:(k + 1) * width] for k, i in enumerate(raw.act_units)}
+        self.add_act_columns(cols, act)
+        return HostStep(
+            step=raw.step, loss=loss,
+            inp=_batch_stats(raw.input_sizes, host, "in", live.inputs if live else None),
+            tgt=_batch_stats(raw.target_sizes, host, "tg", live.targets if live else None),
+            grads=grad_vals, observed=observed, act=act, cols=cols, scale=scale,
+            scaler_skip=raw.scaler and not raw.optimizer_stepped,
+            optimizer_stepped=raw.optimizer_stepped, full=raw.full, settings=raw.settings,
+        )
+
+    def _analyse(self, hs: HostStep, live: StepBuffer | None, alarm: bool) -> list[Event]:
+        """Run the machines over one step, write the step and its events; returns the events."""
+        site, det, step = self.site, self.detector, hs.step
+        n = len(site.units)
+        events: list[Event] = []
+        nonfinite_now = hs.nonfinite
+        inp, tgt = hs.inp, hs.tgt
+        events += det.observe_input(
+            step, (inp[3] if inp else 0.0) + (tgt[3] if tgt else 0.0),
+            bool((inp and inp[4] > 0) or (tgt and tgt[4] > 0)))
+        if hs.loss is not None:
+            events += det.observe_loss(step, hs.loss)
+        grads = hs.grads
+        if grads is not None and not (hs.scaler_skip and not math.isfinite(grads[n])):
+            events += det.observe_grads(
+                step, {site.names[i]: grads[i] for i in range(n) if hs.observed[i]})
+        abnormal = alarm or nonfinite_now or any(
+            str(e.to_state) not in _HEALTHY and not det.recurrence(e) for e in events)
+        act = hs.act
+        if abnormal and not act and live is not None and live.stash:
+            act = site.act_from_stash(live)
+            self.add_act_columns(hs.cols, act)
+        if act:
+            events += det.observe_activations(
+                step,
+                {site.names[i]: dict(zip(ACT_COLUMNS, v, strict=True)) for i, v in act.items()},
+                {site.names[i]: site.kinds[i] for i in act},
+            )
+        if nonfinite_now and not self.nonfinite_episode:
+            self.nonfinite_episode = True
+            if live is not None:
+                events.insert(0, origin_event(site, step, live, hs.loss, inp, tgt, grads, act,
+                                              hs.scaler_skip))
+        elif not nonfinite_now:
+            self.nonfinite_episode = False
+        self.recorder.push(step, hs.cols)
+        self.analysed += 1
+        if events:
+            window = None
+            if self.windows_written < _MAX_WINDOWS:
+                window = self.recorder.window(step)
+                self.windows_written += 1
+            self.writer.add_events(events, window)
+        elif self.analysed == INITIAL_STEPS:
+            # the run's first steps are evidence (activation scale against depth at step 0,
+            # the first update ratios): keep them even when nothing happens there
+            self.writer.add_window(self.recorder.window(step))
+        if abnormal:  # something new: every step in detail for a while, from the step that
+            # showed it, or from now when the queue found it only later
+            self.escalate_until = max(self.escalate_until, max(step, site.current_step)
+                                      + self.schedule.escalate_steps)
+        self._write_step(hs)
+        return events
+
+    def add_act_columns(self, cols: dict[str, tuple[np.ndarray, np.ndarray]],
+                        act: dict[int, list[float]]) -> None:
+        """Recorder columns of the activation statistics (fractions only where they apply)."""
+        if not act:
+            return
+        n, kinds = len(self.site.units), self.site.kinds
+        for k, stat in enumerate(ACT_COLUMNS):
+            if stat not in _LAYER_STATS:
+                continue
+            vals = np.full(n, np.nan)
+            mask = np.zeros(n, dtype=bool)
+            for i, v in act.items():
+                if _applicable(stat, kinds[i]):
+                    vals[i], mask[i] = v[k], True
+            cols[stat] = (vals, mask)
+
+    def _write_step(self, hs: HostStep) -> None:
+        n = len(self.site.units)
+        row: dict[str, float | None] = {
+            "loss": hs.loss,
+            "grad_norm": hs.grads[n] if hs.grads is not None else None,
+            "scaler_scale": hs.scale,
+            "optimizer_stepped": 1.0 if hs.optimizer_stepped else 0.0,
+            "full_stats": 1.0 if hs.full else 0.0,
+        }
+        for prefix, vals in (("input", hs.inp), ("target", hs.tgt)):
+            if vals is not None:
+                row.update({f"{prefix}_max_abs": vals[0], f"{prefix}_mean": vals[1],
+                            f"{prefix}_std": vals[2], f"{prefix}_nonfinite": vals[3]})
+        writer = self.writer
+        writer.add_step(hs.step, row)
+        for k, v in hs.settings.items():
+            if self.settings.get(k) != v:
+                self.settings[k] = v
+                writer.add_setting(hs.step, k, v)
+        writer.maybe_flush()
+
+
+def _batch_stats(sizes: list[int], host: dict[str, list[float]], prefix: str,
+                 live: list[tuple[Any, int, Any]] | None) -> list[float] | None:
+    """[max|x|, mean, std, non-finite count, has NaN] of a step's input (or target) batches.
+    The exact count needs the tensors (a second sync), only when a batch is non-finite."""
+    if not sizes:
+        return None
+    max_abs, mean, std, finite = stats_from_moments(
+        [host[f"{prefix}{k}"] for k in range(len(sizes))], sizes)
+    if finite:
+        return [max_abs, mean, std, 0.0, 0.0]
+    if live:
+        count, has_nan = nonfinite_count([t for _, _, t in live])
+        return [max_abs, mean, std, count, float(has_nan)]
+    return [max_abs, mean, std, 1.0, 1.0]
+
+
+def _applicable(stat: str, kind: str) -> bool:
+    from causal.schema.run import ActivationKind
+
+    if stat == LayerStat.ACT_SATURATED:
+        return kind == ActivationKind.SATURATING
+    if stat in (LayerStat.ACT_ZERO, LayerStat.ACT_DEAD):
+        return kind == ActivationKind.RELU
+    return True

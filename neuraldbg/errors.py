@@ -1,0 +1,59 @@
+"""The capture side's exceptions and its warning. Every error neuraldbg raises on purpose is a
+`NeuralDbgError` (the root lives in `causal.errors`, so the torch-free side shares it); messages
+name the problem and the fix.
+
+    NeuralDbgError
+    +-- ConfigError         a monitor setting is invalid (at construction, never mid-training)
+    +-- RecordError         a value handed to the monitor cannot be recorded
+    +-- MonitorStateError   the monitor used outside its lifetime
+    +-- ScenarioError       a scenario file breaks the contract
+    +-- SuiteError          a suite directory is missing or empty
+    +-- DagTraceError       torch.fx cannot trace the model (caught: the DAG is recorded instead)
+    +-- (causal.errors)     RunFileError, CauseError, SymptomError, RegistryError, NetworkError,
+                            FitError
+"""
+
+from __future__ import annotations
+
+from causal.errors import NeuralDbgError, RunFileError
+
+__all__ = [
+    "ConfigError",
+    "DagTraceError",
+    "MonitorStateError",
+    "NeuralDbgError",
+    "NeuralDbgWarning",
+    "RecordError",
+    "RunFileError",
+    "ScenarioError",
+    "SuiteError",
+]
+
+
+class ConfigError(NeuralDbgError, ValueError):
+    """A monitor setting is invalid (raised at construction, never mid-training)."""
+
+
+class RecordError(NeuralDbgError, ValueError):
+    """A value handed to the monitor (`record_loss`, `step`) cannot be recorded."""
+
+
+class MonitorStateError(NeuralDbgError, RuntimeError):
+    """The monitor was used outside its lifetime (before `__enter__` or after `__exit__`)."""
+
+
+class ScenarioError(NeuralDbgError, ValueError):
+    """A scenario file does not follow the contract; the message names the file and the fix."""
+
+
+class SuiteError(NeuralDbgError, ValueError):
+    """A suite directory is missing or holds no scenario files; the message says what to pass."""
+
+
+class DagTraceError(NeuralDbgError, RuntimeError):
+    """torch.fx could not trace the model (the layer DAG is then recorded from a real pass)."""
+
+
+class NeuralDbgWarning(UserWarning):
+    """neuraldbg saw a misuse it cannot mend, or hit an internal problem and stopped recording
+    part of the run (never raised: training goes on)."""

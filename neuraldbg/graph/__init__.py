@@ -1,0 +1,2 @@
+"""The layer DAG: traced with torch.fx, or recorded from real forward passes, kept current while
+training."""

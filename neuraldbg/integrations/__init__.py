@@ -1,0 +1,1 @@
+"""neuraldbg inside the trainers users already have (each loads its framework on import)."""

@@ -1,0 +1,714 @@
+"""Per-step capture: the hooks and closing a step.
+
+Hooks only keep references and launch device reductions (what they fill is in
+`capture/step_buffer.py`);
+`close_step` copies everything of the step to the host in one transfer and hands it to the
+analyzer (`detect/analyzer.py`), which runs the transition machines, hunts the first non-finite
+value,
+feeds the flight recorder and appends to the run file. The forward and gradient hooks run for
+every module and parameter on every step, so their quiet-step path is kept to a few lines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.hooks import RemovableHandle
+
+from causal.schema.run import ActivationKind, LayerStat
+from causal.schema.run_file import RunWriter
+from neuraldbg.capture.forward_calls import forward_call, weights_version
+from neuraldbg.capture.forward_state import EMPTY, ForwardState
+from neuraldbg.capture.functional_activations import InnerActivations, Row, merge_rows
+from neuraldbg.capture.grad_norms import GradNorms
+from neuraldbg.capture.host_transfer import Gather
+from neuraldbg.capture.model_io import (
+    ArgNames,
+    batch_input,
+    loss_is_share,
+    model_loss,
+    model_targets,
+)
+from neuraldbg.capture.recurrent_gates import gate_row, is_fused_recurrent
+from neuraldbg.capture.state_preservation import preserved, runs_collectives
+from neuraldbg.capture.step_buffer import (
+    STASH_MAX_ELEMS,
+    RawEntry,
+    Slot,
+    StashEntry,
+    StepBuffer,
+    output_entry,
+    raw_entry,
+    reduce_act,
+    stash_entries,
+)
+from neuraldbg.capture.step_clock import StepClock
+from neuraldbg.capture.step_values import collect, raw_step, step_loss
+from neuraldbg.capture.tensor_stats import (
+    NormGrouper,
+    activation_stats,
+    first_float,
+    iter_tensors,
+    moments,
+)
+from neuraldbg.capture.watched_units import Unit, dtype_name, is_compiled, user_root
+from neuraldbg.detect.analyzer import Analyzer
+from neuraldbg.detect.transitions import Thresholds
+from neuraldbg.graph.tracker import DagTracker
+from neuraldbg.nonfinite.backward_birth import backward_birth
+from neuraldbg.nonfinite.origin import forward_origin
+from neuraldbg.nonfinite.replay import repeatable_calls, run_again
+from neuraldbg.reporting import Reporter
+from neuraldbg.schedule import Schedule, abnormal_interval
+
+__all__ = ["STASH_MAX_ELEMS", "StashEntry", "StepBuffer", "StepCapture"]
+
+_LAYER_STATS = tuple(s.value for s in LayerStat)
+_CLOSED = StepBuffer()  # the buffer between steps: never written (every writer checks `open`)
+NO_FORWARD = (
+    "neuraldbg: gradients reached the monitored model's parameters, but its forward never ran "
+    "in this step, so nothing of the step is recorded. The loop calls a submodule "
+    "(model.net(x)) or a method other than forward (a LightningModule's training_step), or "
+    "ran the forward before the monitor started: attach the monitor to the module whose "
+    "forward the loop calls, NeuralDbg(model.net).")
+
+NO_LOSS_STEPS = 10
+NO_LOSS = (
+    f"neuraldbg: no loss was recorded in the first {NO_LOSS_STEPS} steps, so the loss's spikes, "
+    "divergence and stalls go unseen: call dbg.record_loss(loss) once per step (a tensor, no "
+    "sync), or let the model return its loss as `loss` in a dict or ModelOutput, as Hugging "
+    "Face models do.")
+
+SCALER_CHECKS = 5
+NO_SCALER = (
+    "neuraldbg: a GradScaler unscaled the gradients before the optimizer's step (they shrank "
+    "by exactly {factor:.0f}), but the monitor was not given it, so gradient norms are recorded "
+    "as scaled (large) and the steps the scaler skips as non-finite gradients: pass it, "
+    "NeuralDbg(model, scaler=scaler) (Hugging Face's Trainer: scaler=trainer.accelerator.scaler).")
+
+
+class StepCapture:
+    """Holds the per-step state of one monitor; the monitor owns its lifetime."""
+
+    def __init__(self, model: nn.Module, units: list[Unit], writer: RunWriter, *,
+                 schedule: Schedule, thresholds: Thresholds, recorder_steps: int,
+                 scaler: Any, clock: StepClock, reporter: Reporter) -> None:
+        self.model = model
+        self.units = units
+        self.writer = writer
+        self.schedule = schedule
+        self.scaler = scaler
+        self.clock = clock
+        self.reporter = reporter
+        self.names = [u.name for u in units]
+        self.kinds = [str(u.kind) for u in units]
+        self.grouper = NormGrouper([u.params for u in units])
+        self.param_ids = {id(p) for p in self.grouper.params}
+        # a model in host memory: the step's values are read without a device copy
+        self.cpu = all(p.is_cpu for p in self.grouper.params)
+        # keep every module output on every step, or only run the forward again when needed
+        # (a forward that may run collectives is never run again: see `preserve.runs_collectives`)
+        self.can_replay = not runs_collectives(model)
+        # the module state a forward changes (generators the modules keep included): what a
+        # replayed pass must begin with
+        self.fstate = ForwardState(model) if self.can_replay else None
+        stash = self.schedule.stash
+        self.keep_outputs = (not (self.cpu and self.can_replay)) if stash is None else stash
+        self.leaf_hooks: list[tuple[nn.Module, Callable[..., None]]] = []
+        self.leaf_handles: list[RemovableHandle] | None = None  # None: not registered now
+        self.replaying = False
+        self.grads = GradNorms(self)
+        self.active = True
+        self.in_forward = False
+        self.fwd_slow = True  # this forward needs more than the stash (statistics, DAG)
+        # during a forward that only keeps outputs: the stash's append (the hooks' fast path)
+        self.fast_stash: Callable[[RawEntry], None] | None = None
+        self.slots: list[Slot] = []  # every hooked module; stash entries refer to them
+        self.root_slot = -1
+        self.buf = _CLOSED
+        self.optimizers: dict[int, bool] = {}
+        self.bound_optimizer: weakref.ReferenceType[torch.optim.Optimizer] | None = None
+        self.weight_buffers: list[torch.Tensor] | None = None
+        self.weights_ready = False
+        self.dag: DagTracker | None = None
+        self.last_step: int | None = None  # the last step written to the run file
+        # the detection side: triage, the state machines, the flight recorder, escalation
+        self.analyzer = Analyzer(self, writer, thresholds=thresholds,
+                                 recorder_steps=recorder_steps, schedule=schedule)
+        self._settings_key: tuple[Any, ...] = ()
+        self._settings_last: dict[str, str] = {}
+        self._groups_key: tuple[int, int] = (0, 0)
+        self._groups_last: dict[str, str] = {}
+        # activations applied as functions inside units, watched on full-statistics steps
+        self.inner = InnerActivations(units, self.kinds, self._inner_kind, self._inner_late)
+        self.watch_inner = not is_compiled(model)
+        # the names of the model's positional arguments, to tell its input batch from masks
+        self.arg_names = ArgNames.of(model)
+        # whether the user records the loss (record_loss); until then, a loss the model returns
+        # itself (`model_io.model_loss`) is the step's loss
+        self.user_loss = False
+        # the autocast dtype a model's forward enters by itself (not in force when it is
+        # called), learnt on a full-statistics step
+        self.inner_amp: str | None = None
+        self.lossless: int | None = 0  # steps closed with no loss, until one has one
+        # optimizer steps left on which to look for a GradScaler the user did not pass
+        self.scaler_checks = SCALER_CHECKS if scaler is None else 0
+
+    @property
+    def layer_order(self) -> dict[str, int]:
+        """Layer name -> first-call (forward) order over the run."""
+        return self.dag.order if self.dag is not None else {}
+
+    def stash_entries(self, b: StepBuffer) -> list[StashEntry]:
+        """The module outputs kept during step `b`, in hook order."""
+        return stash_entries(self.slots, b.stash)
+
+    # ------------------------------------------------------------------ attach
+    def attach(self, model: nn.Module) -> list[Any]:
+        """Register every hook (the caller removes them all in `finally`)."""
+        handles: list[Any] = []  # each with .remove()
+        # a function mode in a compiled model's forward would break its graphs
+        self.dag = DagTracker(model, self.units, self.writer.set_dag,
+                              follow_values=self.watch_inner)
+        handles.append(model.register_forward_pre_hook(self.on_forward_start, with_kwargs=True))
+        unit_of = {id(u.module): i for i, u in enumerate(self.units)}
+        seen: set[int] = set()
+        root = user_root(model)  # a compiled model's modules under their own names
+        for name, module in root.named_modules():
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            if id(module) in unit_of:
+                self.slots.append(Slot(name, unit_of[id(module)], module))
+                self.leaf_hooks.append((module, self._unit_hook(len(self.slots) - 1)))
+            elif module is not model and module is not root:
+                self.slots.append(Slot(name, -1, module))
+                self.leaf_hooks.append((module, self._stash_hook(len(self.slots) - 1)))
+        self.slots.append(Slot("", -1, model))
+        self.root_slot = len(self.slots) - 1
+        # always_call: a forward that raises still ends here, so the function modes of a
+        # full-statistics pass do not outlive it into the user's own code
+        handles.append(model.register_forward_hook(self.on_forward_end, always_call=True))
+        for k, p in enumerate(self.grouper.params):
+            if p.requires_grad:
+                handles.append(p.register_post_accumulate_grad_hook(self.grads.hook(k)))
+        self.set_leaf_hooks(True)
+        handles.append(_LeafHooksHandle(self))
+        if self.schedule.weights(self.clock.value):
+            self._copy_weights()
+        return handles
+
+    def set_leaf_hooks(self, on: bool) -> None:
+        """Register or remove the hooks inside the model (a quiet step runs without them)."""
+        if on and self.leaf_handles is None:
+            self.leaf_handles = [m.register_forward_hook(h) for m, h in self.leaf_hooks]
+        elif not on and self.leaf_handles is not None:
+            for h in self.leaf_handles:
+                h.remove()
+            self.leaf_handles = None
+
+    # ------------------------------------------------------------------ hooks
+    def _unit_hook(self, slot: int) -> Any:
+        name, idx = self.slots[slot].name, self.slots[slot].unit
+        kind = self.units[idx].kind
+        gated = is_fused_recurrent(self.units[idx].module)  # gates inside one fused op
+        assert self.dag is not None
+        order = self.dag.order  # kept (and only ever added to) by the tracker
+
+        def hook(module: nn.Module, args: Any, output: Any) -> None:
+            keep = self.fast_stash
+            if keep is not None and type(output) is torch.Tensor and name in order:
+                if output.is_floating_point():  # a quiet step: keep the output, nothing else
+                    keep((slot, output, output._version, args, None, ())
+                         if output.numel() <= STASH_MAX_ELEMS else raw_entry(slot, output, args))
+                return
+            b = self.buf
+            if not self.in_forward or not b.open:
+                return
+            watching = self.inner.active
+            try:
+                t = output if type(output) is torch.Tensor else first_float(output)
+                inner = self.inner.unit_done(idx, t) if watching else None
+                if watching:
+                    self.inner.pause(True)
+                if t is None or not t.is_floating_point():
+                    return
+                if b.amp == "none" and torch.is_autocast_enabled(t.device.type):
+                    # a forward that enters autocast itself (Accelerate, and so Hugging Face's
+                    # Trainer, wraps the model's forward in it): seen on full-statistics steps
+                    # only, it holds for the steps after them too
+                    b.amp = self.inner_amp = dtype_name(torch.get_autocast_dtype(
+                        t.device.type))
+                if self.fwd_slow or name not in order:
+                    dag = self.dag
+                    if dag is not None and (dag.recording or name not in order):
+                        dag.on_call(name, args, output)
+                    if b.full:
+                        row = activation_stats(module, t, kind)
+                        if gated and (gates := self._gate_row(idx, module, args)) is not None:
+                            inner = [*(inner or []), gates]
+                        b.act.setdefault(idx, []).append(
+                            merge_rows(row, inner) if inner else row)
+                if b.stash_on and (entry := output_entry(slot, output, args)) is not None:
+                    b.stash.append(entry)
+            except Exception as e:
+                self.reporter.internal_error(f"forward hook of {name!r}", e)
+            finally:
+                if watching:
+                    self.inner.pause(False)
+
+        return hook
+
+    def _gate_row(self, idx: int, module: nn.Module, args: Any) -> Row | None:
+        """The saturated fraction of the gates of a fused recurrent unit's call; the first
+        time one is measured, the unit becomes a saturating unit (its DAG node too)."""
+        try:
+            row = gate_row(module, args)
+        except (RuntimeError, ValueError, IndexError, TypeError):
+            row = None  # a call it cannot recompute (an input form of a custom subclass):
+            # the gates go unmeasured for it, the rest of the step is recorded as ever
+        if row is not None and self.kinds[idx] == ActivationKind.OTHER:
+            self.kinds[idx] = str(ActivationKind.SATURATING)
+            self._inner_kind(idx, ActivationKind.SATURATING)
+        return row
+
+    def backward_begins(self) -> None:
+        """A backward pass accumulates its first gradient into the model's parameters."""
+        b = self.buf
+        if not b.open and not self.replaying:
+            self.reporter.warn(NO_FORWARD)
+        elif b.open and not b.backward_seen:
+            b.backward_seen = True
+            scale = self._scale_tensor()  # the scale this backward pass used
+            if scale is not None:
+                b.scale = scale.detach().reshape(-1)[0].clone()
+                b.scale_version = scale._version
+
+    def _stash_hook(self, slot: int) -> Any:
+        def hook(module: nn.Module, args: Any, output: Any) -> None:
+            if not self.in_forward or not self.buf.stash_on:
+                return
+            watching = self.inner.active  # a full step: the hook's own work is not the model's
+            if watching:
+                self.inner.pause(True)
+            try:
+                if (entry := output_entry(slot, output, args)) is not None:
+                    self.buf.stash.append(entry)
+            finally:
+                if watching:
+                    self.inner.pause(False)
+
+        return hook
+
+    def forward_may_close_step(self) -> bool:
+        """Whether a forward pass after a backward one may begin a new step: when no optimizer
+        ends steps (not known yet, or a GradScaler may skip its step), unless `_accumulating`."""
+        return self.bound_optimizer is None or self.scaler is not None
+
+    def _accumulating(self, b: StepBuffer) -> bool:
+        """A forward pass that is another micro-batch of step `b` (gradient accumulation): the
+        gradients are as its last backward pass left them (not zeroed, released or replaced:
+        `GradNorms.untouched`) and the GradScaler, if any, has not been updated since."""
+        if not b.backward_seen or not self.grads.untouched():
+            return False
+        scale = self._scale_tensor()
+        return scale is None or b.scale_version < 0 or scale._version == b.scale_version
+
+    def on_forward_start(self, module: nn.Module, args: Any, kwargs: Any) -> None:
+        if self.replaying:
+            return
+        if not self.active or not torch.is_grad_enabled():
+            self.in_forward = False  # evaluation passes under no_grad are not recorded
+            self.fast_stash = None
+            return
+        try:
+            b = self.buf
+            if (b.open and b.forwards and (b.backward_seen or b.losses)
+                    and self.forward_may_close_step() and not self._accumulating(b)):
+                self.close_step(self.clock.value, advance=True)
+                b = self.buf
+            if not b.open:
+                b = self._begin_step()
+            b.forwards += 1
+            b.model_args.append((args, kwargs))
+            x = batch_input(args, kwargs, self.arg_names)
+            if kwargs and not self.user_loss:  # a model that computes its own loss
+                b.model_loss_parts |= loss_is_share(kwargs)
+                if (y := model_targets(kwargs)) is not None:
+                    b.targets.append((moments(y), y.numel(), y))
+            if x is not None:
+                b.inputs.append((moments(x), x.numel(), x))
+            else:  # no batch with a scale (ids, labels): the device of any tensor argument
+                x = next(iter_tensors((args, kwargs)), None)
+            device = "cpu" if x is None or x.is_cpu else x.device.type
+            if torch.is_autocast_enabled(device):
+                b.amp = dtype_name(torch.get_autocast_dtype(device))
+            elif self.inner_amp is not None:  # autocast entered inside the model's forward
+                b.amp = self.inner_amp
+            dag = self.dag
+            assert dag is not None
+            dag.begin_forward()
+            self.fwd_slow = slow = b.full or dag.recording
+            self.fast_stash = b.stash.append if b.stash_on and not slow else None
+            if (slow or b.stash_on) != (self.leaf_handles is not None):
+                self.set_leaf_hooks(slow or b.stash_on)
+            if b.full and self.watch_inner:  # activations applied as functions, too
+                self.inner.begin()
+            if b.full and self.fstate is not None:
+                self.fstate.watch_begin()  # learn what a forward changes
+            if not b.stash_on or self.cpu:  # what it takes to run this pass again (to keep
+                # its outputs when none were kept; to follow a backward-born value)
+                b.calls.append(forward_call(
+                    args, kwargs, device, weights_version(self.grouper.params),
+                    self.fstate.snapshot() if self.fstate is not None else EMPTY))
+            self.in_forward = True
+        except Exception as e:
+            self.reporter.internal_error("forward pre-hook", e)
+
+    def on_forward_end(self, module: nn.Module, args: Any, output: Any) -> None:
+        if self.inner.active:
+            self.inner.end()
+        if self.fstate is not None and not self.replaying:
+            self.fstate.watch_end()
+        if not self.in_forward:
+            return
+        self.in_forward = False
+        self.fast_stash = None
+        try:
+            b = self.buf
+            if not self.replaying:
+                if type(output) is torch.Tensor:
+                    if output.grad_fn is not None:
+                        b.output_nodes.append(output.grad_fn)
+                else:
+                    b.output_nodes += [t.grad_fn for t in iter_tensors(output)
+                                       if t.grad_fn is not None]
+                    if not self.user_loss and (loss := model_loss(output)) is not None:
+                        b.model_losses.append(loss.detach().reshape(()))
+                        if b.loss_node is None:
+                            b.loss_node = loss.grad_fn
+            if b.stash_on and (entry := output_entry(self.root_slot, output, ())) is not None:
+                b.stash.append(entry)
+            dag = self.dag
+            if dag is not None and not self.replaying and (dag.recording or dag.dirty):
+                grad = any(x.requires_grad for x in iter_tensors(output))
+                dag.end_forward(requires_grad=grad)
+        except Exception as e:
+            self.reporter.internal_error("forward hook of the model", e)
+
+    def _scale_tensor(self) -> torch.Tensor | None:
+        scaler = self.scaler
+        if scaler is None or not getattr(scaler, "is_enabled", lambda: True)():
+            return None
+        s = getattr(scaler, "_scale", None)
+        return s if isinstance(s, torch.Tensor) else None
+
+    def _bound(self, opt: torch.optim.Optimizer) -> bool:
+        """Whether `opt` updates this model's parameters (then it is the one that ends steps)."""
+        bound = self.optimizers.get(id(opt))
+        if bound is None:
+            bound = any(id(p) in self.param_ids for g in opt.param_groups for p in g["params"])
+            self.optimizers[id(opt)] = bound
+        if bound and (self.bound_optimizer is None or self.bound_optimizer() is not opt):
+            self.bound_optimizer = weakref.ref(opt)
+        return bound
+
+    def on_optimizer_pre_step(self, opt: torch.optim.Optimizer, args: Any,
+                              kwargs: Any) -> None:
+        """Know the optimizer before its first update: one that runs a closure (LBFGS) runs
+        several forward passes in one step, which must not each end a step."""
+        if not self.active or (self.bound_optimizer is not None and not self.scaler_checks):
+            return
+        if self._bound(opt) and self.scaler_checks and self.buf.open and self.buf.norm_k:
+            self._look_for_scaler()
+
+    def _look_for_scaler(self) -> None:
+        """On the first steps, warn when a GradScaler the monitor was not given unscaled the
+        gradients (`GradNorms.unscaled_by`)."""
+        self.scaler_checks -= 1
+        try:
+            factor = self.grads.unscaled_by(self.buf)
+        except Exception as e:
+            self.reporter.internal_error("checking for a GradScaler", e)
+            return
+        if factor is not None:
+            self.scaler_checks = 0
+            self.reporter.warn(NO_SCALER.format(factor=factor))
+
+    def on_optimizer_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        if not self.active or not self._bound(opt):
+            return
+        if self.buf.open:
+            self.buf.optimizer_stepped = True
+            self.close_step(self.clock.value, advance=True)
+
+    # ------------------------------------------------------------------ the loop API
+    def record_loss(self, loss: Any, targets: list[torch.Tensor]) -> None:
+        if not self.active:
+            return
+        if not self.buf.open:
+            self._begin_step()
+        b = self.buf
+        if not self.user_loss:  # the user's losses from now on, this step's included
+            self.user_loss = True
+            b.model_losses.clear()
+            b.loss_node = None
+            b.targets.clear()  # the model's labels too: the user's targets or none
+        if isinstance(loss, torch.Tensor):
+            if loss.grad_fn is not None:
+                b.loss_node = loss.grad_fn
+            loss = loss.detach()
+            b.losses.append(loss if loss.dim() == 0 else loss.reshape(()))
+            # free to read in host memory; either way before the optimizer's update
+            nonfinite = self.cpu and loss.is_cpu and not math.isfinite(float(loss))
+        else:
+            value = float(loss)
+            b.losses.append(value)
+            b.float_losses.append(value)
+            nonfinite = not math.isfinite(value)
+        if nonfinite:
+            self.hunt_now(b)
+        for t in targets:  # their union is the step's target (several parts: RL batches)
+            if t.numel() and t.is_floating_point():
+                b.targets.append((moments(t), t.numel(), t))
+
+    def _begin_step(self) -> StepBuffer:
+        step = self.clock.value
+        sched = self.schedule
+        analyzer = self.analyzer
+        full = bool(sched.activations(step)) or step <= analyzer.escalate_until or (
+            analyzer.detector.abnormal() and step % abnormal_interval(
+                sched.abnormal_every, analyzer.quiet_for(step)) == 0)
+        self.buf = b = StepBuffer(open=True, full=full, stash_on=self.keep_outputs or full)
+        return b
+
+    def stop(self) -> None:
+        """Stop recording (after an internal error): hooks stay until the monitor closes, but
+        do nothing."""
+        self.active = False
+
+    @property
+    def current_step(self) -> int:
+        """The step label now (the step being captured)."""
+        return self.clock.value
+
+    @contextlib.contextmanager
+    def looking_away(self) -> Iterator[None]:
+        """While the forward passes of a step are run again (to find a backward-born value), the
+        hooks ignore them."""
+        was = self.replaying, self.in_forward, self.fast_stash
+        self.replaying, self.in_forward, self.fast_stash = True, False, None
+        try:
+            yield
+        finally:
+            self.replaying, self.in_forward, self.fast_stash = was
+
+    def hunt_now(self, b: StepBuffer) -> None:
+        """Step `b` turned non-finite and the weights are still those of its forward passes
+        (the caller knows): look for a forward-born value now, on the first step of an
+        episode, so that the float32 re-run of its module sees the weights it was born with.
+        Without kept outputs, the passes are run again to keep them (`replay.py`). A step
+        whose forward was finite while a backward pass ran is run again and differentiated to
+        find the module whose backward did it (`backward_birth.py`)."""
+        if b.hunted or self.analyzer.nonfinite_episode or not self.active:
+            return
+        b.hunted = True
+        if not b.stash and b.calls and self.can_replay:
+            self._replay(b)
+        if b.stash:
+            b.forward_origin = forward_origin(self, self.clock.value, b)
+        if b.forward_origin is None and b.backward_seen and b.calls and self.can_replay:
+            b.backward_origin = backward_birth(self, self.clock.value, b)
+
+    def _replay(self, b: StepBuffer) -> None:
+        """Keep step `b`'s module outputs by running its forward passes again; none when a
+        pass cannot run again."""
+        calls = repeatable_calls(b.calls, self.grouper.params)
+        if not calls:
+            return
+        model = self.model
+        was = (self.buf, self.in_forward, self.fast_stash, self.fwd_slow,
+               self.leaf_handles is not None)
+        self.replaying = True
+        self.buf, b.stash_on = b, True
+        self.set_leaf_hooks(True)
+        try:
+            with preserved(model):
+                for call in calls:
+                    self.in_forward, self.fwd_slow, self.fast_stash = True, False, b.stash.append
+                    run_again(model, call)
+        except Exception:  # a forward that cannot run away from its loop: no outputs
+            b.stash.clear()
+        finally:
+            self.replaying = False
+            self.buf, self.in_forward, self.fast_stash, self.fwd_slow, on = was
+            b.stash_on = b.replayed = bool(b.stash)
+            self.set_leaf_hooks(on)
+
+    def _inner_kind(self, idx: int, kind: str) -> None:
+        """Unit `idx` applies a saturating or ReLU-family function in its own code (its entry
+        of `kinds` says so now): the layer DAG says so too."""
+        if self.dag is not None:
+            self.dag.set_kind(self.names[idx], str(kind))
+
+    def _inner_late(self, idx: int, row: Row) -> None:
+        """An activation applied to unit `idx`'s output in a container's code."""
+        rows = self.buf.act.get(idx)
+        if rows:
+            rows[-1] = merge_rows(rows[-1], [row])
+
+    def _copy_weights(self) -> None:
+        if self.weight_buffers is None:
+            self.weight_buffers = self.grouper.alloc_copies()
+        self.grouper.copy_weights(self.weight_buffers)
+        self.weights_ready = True
+
+    # ------------------------------------------------------------------ closing a step
+    def close_step(self, step: int, advance: bool) -> None:
+        """Turn the buffered step into statistics, events and rows of the run file."""
+        if self.inner.active:  # the step's last forward pass raised
+            self.inner.end()
+        if self.dag is not None:
+            self.dag.abort_forward()
+        b = self.buf
+        if not b.open:
+            return
+        self.buf = _CLOSED
+        try:
+            if self.active:
+                self._close(step, b)
+        except Exception as e:
+            self.reporter.internal_error(f"closing step {step}", e)
+        finally:
+            self.last_step = step
+            if advance:
+                self.clock.advance()
+            if self.active:
+                if self.schedule.weights(self.clock.value):
+                    self._copy_weights()
+                else:
+                    self.weights_ready = False
+
+    def _close(self, step: int, b: StepBuffer) -> None:
+        if self.grads.pending:  # a backward pass that did not reach its end (it raised)
+            self.grads.flush(b)
+        if self.lossless is not None:  # the steps closed before a loss was first recorded
+            if b.losses or b.model_losses:
+                self.lossless = None
+            else:
+                self.lossless += 1
+                if self.lossless == NO_LOSS_STEPS:
+                    self.reporter.warn(NO_LOSS)
+        settings = self._settings(b)
+        weights = self.weights_ready and self.schedule.weights(step)
+        if self.cpu and not weights and queue_quiet(self, step, b, settings):
+            return
+        raw, finite = collect(self, step, b, settings, weights)
+        if not finite and not b.hunted and self.bound_optimizer is not None \
+                and not b.optimizer_stepped:
+            self.hunt_now(b)  # the update was not applied (a GradScaler skipped it)
+        self.analyzer.submit(raw, b)
+
+    def _settings(self, b: StepBuffer) -> dict[str, str]:
+        """Rarely changing settings in force at this step (written only when they change)."""
+        opt = self.bound_optimizer() if self.bound_optimizer is not None else None
+        lrs = tuple([g.get("lr") for g in opt.param_groups]) if opt is not None else ()
+        key = (b.amp, id(opt), lrs)
+        if key == self._settings_key:
+            return self._settings_last
+        settings = {"amp_dtype": b.amp}
+        if opt is not None:
+            settings["optimizer"] = type(opt).__name__
+            for i, lr in enumerate(lrs):
+                settings[f"lr/{i}"] = repr(float(lr if lr is not None else math.nan))
+            settings.update(self._group_members(opt))
+        self._settings_key, self._settings_last = key, settings
+        return settings
+
+    def _group_members(self, opt: torch.optim.Optimizer) -> dict[str, str]:
+        """With several param groups, which monitored modules each one updates
+        (`lr_group/<i>`: their names, space-separated), so that a learning rate too high in one
+        group can be traced to its modules. Computed once per optimizer (and group count)."""
+        key = (id(opt), len(opt.param_groups))
+        if self._groups_key == key:
+            return self._groups_last
+        out: dict[str, str] = {}
+        if len(opt.param_groups) > 1:
+            owner: dict[int, list[str]] = {}
+            for u in self.units:
+                for p in u.params:
+                    owner.setdefault(id(p), []).append(u.name)
+            for i, g in enumerate(opt.param_groups):
+                names = dict.fromkeys(n for p in g["params"] for n in owner.get(id(p), ()))
+                out[f"lr_group/{i}"] = " ".join(names)
+        self._groups_key, self._groups_last = key, out
+        return out
+
+    def act_from_stash(self, b: StepBuffer) -> dict[int, list[float]]:
+        """Full activation statistics of step `b` from its kept outputs (extra sync)."""
+        g = Gather()
+        rows: dict[int, list[torch.Tensor]] = {}
+        for e in self.stash_entries(b):
+            if e.unit >= 0 and e.output is not None and e.output._version == e.version:
+                u = self.units[e.unit]
+                rows.setdefault(e.unit, []).append(activation_stats(u.module, e.output, u.kind))
+        for i, r in rows.items():
+            g.add(str(i), reduce_act(r))
+        return {int(k): v for k, v in g.fetch().items()}
+
+    def finish(self, step: int) -> None:
+        """Close the last step, analyse what is queued, store the final recorder window."""
+        self.close_step(step, advance=False)
+        self.analyzer.finish(step)
+        self.active = False
+        self.grads.release()
+
+
+def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, str]) -> bool:
+    """In host memory, triage step `b` from its values directly; a quiet one is queued as
+    the values triage read (the median step then pays for no packing, and the step's
+    tensors are released at once). False when the step needs the general path (non-finite,
+    full statistics, ...)."""
+    norms, norm_max = b.norm_vals, b.norm_max  # read by the gradient flush in host memory
+    if b.full or b.act or b.stash or b.scale is not None or norms is None or norm_max is None:
+        return False
+    loss_t = step_loss(b)
+    loss_read = float(loss_t) if loss_t is not None else None
+    loss = loss_read if loss_read is not None else (
+        b.float_losses[-1] if b.float_losses else None)
+    moments = [list(map(float, m)) for m, _, _ in (*b.inputs, *b.targets)]
+    # every value Gather.finite would check, and the float losses (a sum is finite iff all are)
+    total = norm_max + (loss or 0.0) + sum(b.float_losses) + sum(map(sum, moments))
+    if not math.isfinite(total):
+        return False
+    input_max_abs = max(abs(moments[0][0]), abs(moments[0][1])) if b.inputs else None
+    settled = cap.analyzer.settled(step)
+    verdict = cap.analyzer.triage.verdict(False, input_max_abs, loss, norm_max,
+                                          grad_limit=not settled)
+    if cap.analyzer.at_once(verdict[0], settled):
+        cap.analyzer.submit(collect(cap, step, b, settings, False)[0], b, verdict, settled)
+        return True
+    # the values `collect` would fetch, as read above (`Gather.fetch` reads each with .item())
+    host: dict[str, list[float]] = {} if loss_read is None else {"loss": [loss_read]}
+    n_in = len(b.inputs)
+    for k, m in enumerate(moments):
+        host[f"in{k}" if k < n_in else f"tg{k - n_in}"] = m
+    host["grads"] = norms
+    cap.analyzer.queue(raw_step(cap, step, b, settings, host, True, b.norm_k))
+    return True
+
+
+class _LeafHooksHandle:
+    """Removes the hooks inside the model, whichever are registered, with the monitor's own."""
+
+    def __init__(self, cap: StepCapture) -> None:
+        self.cap = cap
+
+    def remove(self) -> None:
+        self.cap.set_leaf_hooks(False)

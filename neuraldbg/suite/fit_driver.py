@@ -1,0 +1,306 @@
+"""`neuraldbg fit`: run the training families of a suite, fit the network, score held-out families.
+
+`collect` trains scenario x seed under the monitor and keeps one `Observation` per run (label +
+every symptom's distribution), optionally cached in a JSON file so that re-fitting does not
+retrain. `split_families` (from `causal.calibration.fit`) holds out whole families (scenario
+files), never
+only seeds. `run_fit` does it all: split, collect, `causal.calibration.fit.fit_parameters` on the
+training
+families, and a comparison of hand-set vs fitted vs fitted+calibrated posteriors on the held-out
+families with the benchmark's own measures (`neuraldbg.suite.scoring.summarize`: top-1, top-3, ECE
+with
+15 bins, Brier, false alarms).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from causal.calibration.fit import (
+    HEALTHY,
+    FitError,
+    FittedParameters,
+    Observation,
+    fit_parameters,
+    select_ess,
+    split_families,
+)
+
+if TYPE_CHECKING:
+    from causal.registry import Registry
+
+__all__ = ["Observation", "collect", "evaluate", "format_comparison", "run_fit",
+           "split_families", "suite_labels"]
+
+CACHE_FORMAT = "neuraldbg-observations"
+CACHE_SCHEMA = 1
+#: Hypotheses below this posterior are not listed (mirrors `diagnose`'s default min_confidence).
+MIN_CONFIDENCE = 0.05
+
+
+def suite_labels(directory: str | os.PathLike[str] | None,
+                 errors: list[tuple[str, int | None, str]] | None = None,
+                 split: str | None = None) -> dict[str, str]:
+    """Family (file stem) -> label (CAUSE) of every loadable scenario file in the suite.
+
+    A file that cannot be loaded is left out (and appended to `errors` when given)."""
+    from neuraldbg.suite.scenario import load_scenario
+    from neuraldbg.suite.verify import suite_files
+
+    out = {}
+    for path in suite_files(directory, split=split):
+        try:
+            out[path.stem] = load_scenario(path).cause
+        except Exception as exc:  # a broken file is reported, the others are used
+            if errors is None:
+                raise
+            errors.append((path.stem, None, f"{type(exc).__name__}: {exc}"))
+    return out
+
+
+def _signature(registry: Registry) -> str:
+    """What the evidence of a run depends on, besides the run (see `symptom_signature`)."""
+    from causal.calibration.fingerprint import symptom_signature
+
+    return symptom_signature(registry)
+
+
+def _cache_key(path: Path, seed: int, signature: str) -> str:
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return f"{path.stem}:{seed}:{digest}:{signature}"
+
+
+def _read_cache(path: Path | None) -> dict[str, dict[str, Any]]:
+    if path is None or not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    if data.get("format") != CACHE_FORMAT or data.get("schema") != CACHE_SCHEMA:
+        return {}
+    entries = data.get("entries")
+    return dict(entries) if isinstance(entries, dict) else {}
+
+
+def _write_cache(path: Path, entries: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"format": CACHE_FORMAT, "schema": CACHE_SCHEMA,
+                               "entries": {k: entries[k] for k in sorted(entries)}}, indent=1),
+                   encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def observe_one(path: Path, seed: int, registry: Registry, tmp: str) -> Observation:
+    """Train one scenario x seed under the monitor; its label and every symptom's evidence."""
+    from causal.diagnose import collect_evidence
+    from neuraldbg.suite.scenario import load_scenario, train
+
+    scenario = load_scenario(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the scenarios' own warnings are not ours to report
+        _, run = train(scenario.build(seed), os.path.join(tmp, f"{path.stem}-{seed}.ndbg"))
+    if run is None:
+        raise RuntimeError("the monitor returned no run")
+    return Observation(scenario=scenario.name, family=path.stem, seed=seed,
+                       cause=scenario.cause, evidence=collect_evidence(run, registry))
+
+
+def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
+            families: Sequence[str] | None = None, *, registry: Registry | None = None,
+            cache: str | os.PathLike[str] | None = None, progress: bool = False,
+            errors: list[tuple[str, int | None, str]] | None = None,
+            split: str | None = None) -> list[Observation]:
+    """One `Observation` per scenario file (restricted to `families`, file stems) x seed.
+    `directory` None means the bundled suite, or its `split`.
+
+    `cache`: a JSON file of observations keyed by file stem, seed, a hash of the file and a hash
+    of the registered symptoms' code, so an unchanged scenario is not retrained (delete it when
+    the monitor itself changes). A run that crashes is left out and appended to `errors` (a
+    list of (family, seed, message)) when given, else raised.
+    """
+    from causal.diagnose import builtin_registry
+    from neuraldbg.suite.bench import _progress
+    from neuraldbg.suite.verify import suite_files
+
+    reg = builtin_registry() if registry is None else registry
+    files = suite_files(directory, split=split)
+    if families is not None:
+        wanted = set(families)
+        files = [p for p in files if p.stem in wanted]
+    cache_path = None if cache is None else Path(cache)
+    entries = _read_cache(cache_path)
+    signature = _signature(reg)
+    out: list[Observation] = []
+    fresh = 0
+    bar = _progress(len(files) * len(seeds), progress)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ndbg-fit-") as tmp:
+            for path in files:
+                for seed in seeds:
+                    bar.set_description(f"{path.stem} seed {seed}")
+                    try:
+                        key = _cache_key(path, seed, signature)
+                        if key in entries:
+                            ob = Observation.from_dict(entries[key])
+                        else:
+                            ob = observe_one(path, seed, reg, tmp)
+                            entries[key] = ob.to_dict()
+                            fresh += 1
+                        out.append(ob)
+                    except Exception as exc:  # a crash is reported; the others go on
+                        if errors is None:
+                            raise
+                        errors.append((path.stem, seed, f"{type(exc).__name__}: {exc}"))
+                    bar.update(1)
+    finally:
+        bar.close()
+        if cache_path is not None and fresh:
+            _write_cache(cache_path, entries)
+    return out
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+def _row(ob: Observation, post: Mapping[str, float]) -> dict[str, Any]:
+    ranked = sorted(post.items(), key=lambda kv: (-kv[1], kv[0]))
+    return {"scenario": ob.scenario, "seed": ob.seed, "cause": ob.cause, "origin": None,
+            "posteriors": dict(post), "seconds": None, "latency": None, "error": None,
+            "hypotheses": [{"cause": c, "confidence": p, "layer": None, "step": None}
+                           for c, p in ranked if p >= MIN_CONFIDENCE]}
+
+
+VARIANTS = ("hand-set", "fitted", "fitted + calibrated")
+
+
+def evaluate(observations: Sequence[Observation], registry: Registry,
+             fitted: FittedParameters) -> dict[str, dict[str, Any]]:
+    """Per variant (hand-set, fitted, fitted + calibrated): the benchmark's `score` of the
+    observations' posteriors ({"summary": ..., "per_cause": ...})."""
+    from causal.network import get_network
+    from neuraldbg.suite.scoring import score
+
+    hand = get_network(registry)
+    fit_net = get_network(fitted.apply(registry))
+    rows: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
+    for ob in observations:
+        p_fit = fit_net.posteriors(ob.evidence)
+        rows["hand-set"].append(_row(ob, hand.posteriors(ob.evidence)))
+        rows["fitted"].append(_row(ob, p_fit))
+        rows["fitted + calibrated"].append(_row(ob, fitted.calibrate(p_fit)))
+    return {v: score(r) for v, r in rows.items()}
+
+
+def _fmt(value: Any, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def format_comparison(result: Mapping[str, Mapping[str, Any]]) -> str:
+    """Markdown: one row per variant (top-1, top-3, ECE, Brier, false alarms), then top-1 per
+    cause and variant."""
+    lines = ["| parameters | runs | top-1 | top-3 | ECE | Brier | false alarms |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for variant, res in result.items():
+        s = res["summary"]
+        lines.append(f"| {variant} | {s['runs']} | {_fmt(s['top1'], '.2f')} | "
+                     f"{_fmt(s['top3'], '.2f')} | {_fmt(s['ece'], '.3f')} | "
+                     f"{_fmt(s['brier'], '.3f')} | {_fmt(s['false_alarm_rate'], '.2f')} |")
+    causes: list[str] = []
+    for res in result.values():
+        causes += [c for c in res["per_cause"] if c not in causes]
+    if causes:
+        lines += ["", "| top-1 by cause | runs | " + " | ".join(result) + " |",
+                  "|---|---:|" + "---:|" * len(result)]
+        for c in causes:
+            first = next(iter(result.values()))["per_cause"].get(c, {})
+            cells = [_fmt(res["per_cause"].get(c, {}).get("top1"), ".2f")
+                     for res in result.values()]
+            lines.append(f"| {c} | {first.get('runs', 0)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the whole command
+
+
+@dataclass(frozen=True)
+class FitReport:
+    fitted: FittedParameters
+    training: tuple[str, ...]
+    held_out: tuple[str, ...]
+    comparison: dict[str, dict[str, Any]]
+    errors: tuple[tuple[str, int | None, str], ...]
+
+
+def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
+            out: str | os.PathLike[str] | None, held_out_fraction: float = 0.34,
+            split_seed: int = 0, ess: float | str = "auto", calibration: str = "temperature",
+            registry: Registry | None = None, cache: str | os.PathLike[str] | None = None,
+            progress: bool = False, log: Callable[[str], None] | None = None,
+            held_out: str | os.PathLike[str] | None = None) -> FitReport:
+    """Collect and fit on the training families, write the parameters to `out` (unless None)
+    and score the held-out families.
+
+    Where the families come from: with `suite` None, the bundled suite's `train` split is fitted
+    and its `heldout` split scored; with `held_out` given, `suite` is fitted and `held_out`
+    scored; otherwise `suite` is split by family (`held_out_fraction` of each label's families,
+    chosen with `split_seed`), never by seed."""
+    from causal.diagnose import builtin_registry
+
+    reg = builtin_registry() if registry is None else registry
+    errors: list[tuple[str, int | None, str]] = []
+    bundled = suite is None and held_out is None
+    train_split, held_split = ("train", "heldout") if bundled else (None, None)
+    labels = suite_labels(suite, errors, split=train_split)
+    if bundled or held_out is not None:
+        held_labels = suite_labels(held_out, errors, split=held_split)
+        shared = sorted(set(labels) & set(held_labels))
+        if shared:
+            raise FitError(f"families {shared} are both in the training and the held-out suite; "
+                           "a family is held out whole")
+        train, held = sorted(labels), sorted(held_labels)
+        labels = {**labels, **held_labels}
+    else:
+        train, held = split_families(labels, held_out_fraction, split_seed)
+    unknown = sorted({c for c in labels.values() if c != HEALTHY} - set(reg.causes()))
+    if unknown:
+        raise FitError(f"scenarios are labelled with unregistered causes {unknown}; register "
+                       "them before fitting")
+    if log is not None:
+        log(f"training families ({len(train)}): {', '.join(train)}")
+        log(f"held-out families ({len(held)}): {', '.join(held) or '(none)'}")
+    train_obs = collect(suite, seeds, train, registry=reg, cache=cache, progress=progress,
+                        errors=errors, split=train_split)
+    if not train_obs:
+        raise FitError("no training run succeeded; nothing to fit (see the errors above)")
+    if ess == "auto":  # chosen by leave-one-family-out cross-validation on the training runs
+        chosen, scores = select_ess(train_obs, reg)
+        if log is not None:
+            log("ess by leave-one-family-out log-loss: " + ", ".join(
+                f"{e:g}: {v:.3f}" for e, v in scores.items()) + f" -> {chosen:g}")
+    else:
+        chosen = float(ess)
+    fitted = fit_parameters(train_obs, reg, ess=chosen, calibration=calibration, seeds=seeds)
+    if out is not None:
+        fitted.save(out)
+    held_dir = suite if held_out is None and not bundled else held_out
+    held_obs = collect(held_dir, seeds, held, registry=reg, cache=cache, progress=progress,
+                       errors=errors, split=held_split) if held else []
+    comparison = evaluate(held_obs, reg, fitted) if held_obs else {}
+    return FitReport(fitted, tuple(train), tuple(held), comparison, tuple(errors))
+
+
+def print_errors(errors: Sequence[tuple[str, int | None, str]]) -> None:
+    for family, seed, message in errors:
+        where = family if seed is None else f"{family} seed {seed}"
+        print(f"error: {where}: {message}", file=sys.stderr)
