@@ -1,4 +1,4 @@
-"""The built-in root causes, one file each (DESIGN.md's catalogue)."""
+"""The built-in root causes, one file each (the catalogue in docs/diagnosis.md)."""
 
 from causal.causes.bad_init import BadInit
 from causal.causes.data_outlier import DataOutlier

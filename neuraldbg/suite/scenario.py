@@ -1,4 +1,5 @@
-"""Scenario files (DESIGN.md's contract): load one by path and train it, under the monitor or not.
+"""Scenario files (the contract in docs/scenarios.md): load one by path and train it, under the
+monitor or not.
 
 A scenario is a Python file with CAUSE, ORIGIN, SOURCE and build(seed, fixed=False) -> dict
 (model, optimizer, loss_fn, batches, steps, amp_dtype, scaler). `datasets/` has no __init__.py,

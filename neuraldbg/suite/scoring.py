@@ -1,7 +1,7 @@
 """The benchmark's measures, on JSON-safe rows (one per run), so a saved `--json` can be
 rescored without torch.
 
-Definitions (DESIGN.md "Measures", made precise here; `threshold` = REPORT_THRESHOLD):
+Definitions (docs/design.md "Measures", made precise here; `threshold` = REPORT_THRESHOLD):
 
 * **ranking**: the hypotheses' causes by confidence; when no cause reaches the threshold the run
   is predicted healthy and "healthy" takes rank 1. top-k is right when the true label (a cause or

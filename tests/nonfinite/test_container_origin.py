@@ -5,6 +5,7 @@ received it."""
 from __future__ import annotations
 
 import torch
+from helpers import train_monitored
 from torch import nn
 
 from causal.diagnose import diagnose
@@ -44,22 +45,8 @@ class Attention(nn.Module):
 
 
 def _train(model, path, amp=None, steps=8):
-    torch.manual_seed(0)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    scaler = torch.amp.GradScaler("cpu", enabled=amp is not None)
-    g = torch.Generator().manual_seed(0)
-    with NeuralDbg(model, path=path, scaler=scaler) as dbg:
-        for _ in range(steps):
-            x = torch.randn(4, 6, 8, generator=g)
-            opt.zero_grad()
-            with torch.autocast("cpu", dtype=amp or torch.float16, enabled=amp is not None):
-                out = model(x)
-            loss = out.float().pow(2).mean()
-            scaler.scale(loss).backward()
-            dbg.record_loss(loss)
-            scaler.step(opt)
-            scaler.update()
-    return dbg.run
+    return train_monitored(model, steps, path, inputs=(4, 6, 8), targets=None, amp=amp,
+                           scaler=True, loss_fn=lambda out, _: out.float().pow(2).mean())
 
 
 def test_a_value_born_between_submodules_is_blamed_on_the_enclosing_module(run_path):

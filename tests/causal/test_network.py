@@ -23,7 +23,7 @@ from causal.registry import REGISTRY, Registry, RegistryError
 from causal.schema.run import Event, Run
 from causal.symptoms.base import Symptom, SymptomError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------- a small network, by hand

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import train_monitored
 from torch import nn
 
 from causal.schema.run import INPUT, LOSS, Direction, EventKind, LayerStat
@@ -36,21 +37,8 @@ class Block(nn.Module):
 
 
 def train(model, steps, path, preset="standard", make_batch=None, loss_fn=None):
-    torch.manual_seed(0)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    loss_fn = loss_fn or nn.functional.mse_loss
-    g = torch.Generator().manual_seed(0)
-    with NeuralDbg(model, path=path, preset=preset) as dbg:
-        for step in range(steps):
-            x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
-            if make_batch is not None:
-                x, y = make_batch(step, x, y)
-            opt.zero_grad()
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            dbg.record_loss(loss, target=y)
-            opt.step()
-    return dbg.run
+    return train_monitored(model, steps, path, preset=preset, make_batch=make_batch,
+                           loss_fn=loss_fn, record_target=True)
 
 
 @pytest.mark.parametrize("preset", ["standard", "full"])

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
-from _tiny_scenario import write_suite
+from helpers import write_suite
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,7 +36,7 @@ from causal.diagnose import builtin_registry
 from causal.network import CausalNetwork, get_network
 from causal.registry import Registry
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from causal.symptoms.base import Symptom
 from causal.testing import conformance_problems
 from neuraldbg import NeuralDbg
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BLOCK_TORCH = """
 import sys
 class _NoTorch:  # as if torch were not installed

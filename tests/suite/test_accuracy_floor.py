@@ -1,7 +1,7 @@
 """CI's accuracy regression test: a small subset of the held-out families (one per cause and a
 healthy one, seed 0), benchmarked end to end with the shipped parameters, must stay above a floor.
 
-The floor is below what the full held-out benchmark measures (README, Accuracy), so that it
+The floor is below what the full held-out benchmark measures (docs/accuracy.md), so that it
 catches a regression (a symptom that stops firing, a localizer that moves, a broken parameter
 file) without failing on one unlucky run; `neuraldbg bench` is where accuracy is measured.
 """
@@ -15,7 +15,7 @@ import pytest
 
 from neuraldbg.suite.bench import run_bench
 
-HELDOUT = Path(__file__).resolve().parents[1] / "datasets" / "heldout"
+HELDOUT = Path(__file__).resolve().parents[2] / "datasets" / "heldout"
 SUBSET = ["bad_init_resnet", "data_outlier_cnn", "dead_relu_cnn", "fp16_overflow_attention",
           "healthy_transformer", "lr_too_high_adam_transformer", "saturation_tanh_cnn",
           "unsafe_op_sqrt_norm", "unscaled_inputs_cnn"]

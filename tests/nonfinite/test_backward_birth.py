@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import train_monitored
 from torch import nn
 
 from causal.schema.run import LOSS, Direction
@@ -39,26 +40,7 @@ def _zero_unit(layer: nn.Linear) -> None:
 
 
 def train(model, steps, path, preset="standard", loss_fn=None, plain=False):
-    torch.manual_seed(0)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    loss_fn = loss_fn or nn.functional.mse_loss
-    g = torch.Generator().manual_seed(0)
-    dbg = None if plain else NeuralDbg(model, path=path, preset=preset)
-    if dbg is not None:
-        dbg.start()
-    try:
-        for _ in range(steps):
-            x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
-            opt.zero_grad()
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            if dbg is not None:
-                dbg.record_loss(loss)
-            opt.step()
-    finally:
-        if dbg is not None:
-            dbg.close()
-    return dbg.run if dbg is not None else None
+    return train_monitored(model, steps, None if plain else path, preset=preset, loss_fn=loss_fn)
 
 
 @pytest.mark.parametrize("preset", ["standard", "light", "full"])

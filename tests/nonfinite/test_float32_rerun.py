@@ -4,10 +4,10 @@ autocast: finite there means the half format overflowed, non-finite means an uns
 from __future__ import annotations
 
 import torch
+from helpers import train_monitored
 from torch import nn
 
 from causal.run_queries import first_origin
-from neuraldbg import NeuralDbg
 from neuraldbg.nonfinite.float32_rerun import rerun_in_float32
 
 
@@ -38,19 +38,7 @@ class LogAfter(nn.Module):
 
 
 def _train(model, path, steps=8):
-    torch.manual_seed(0)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    g = torch.Generator().manual_seed(0)
-    with NeuralDbg(model, path=path) as dbg:
-        for _ in range(steps):
-            x, y = torch.randn(16, 8, generator=g), torch.randn(16, 16, generator=g)
-            opt.zero_grad()
-            with torch.autocast("cpu", dtype=torch.float16):
-                loss = nn.functional.mse_loss(model(x).float(), y)
-            loss.backward()
-            dbg.record_loss(loss)
-            opt.step()
-    return dbg.run
+    return train_monitored(model, steps, path, targets=(16, 16), amp=torch.float16)
 
 
 def test_an_overflow_inside_a_module_is_finite_in_float32(run_path):

@@ -32,7 +32,7 @@ from neuraldbg.cli import main as cli_main
 
 torch.set_num_threads(1)
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NAN, INF = math.nan, math.inf
 BAD_STEP = 12  # the monitored fixture run gets an inf input batch at this step
 

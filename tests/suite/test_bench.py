@@ -8,7 +8,7 @@ import math
 import sys
 
 import pytest
-from _tiny_scenario import write_suite
+from helpers import write_suite
 
 from causal.errors import NeuralDbgError
 from causal.schema.run import Event, LayerGraph, LayerNode, Run, Series, Window

@@ -10,7 +10,7 @@ import pytest
 from causal.diagnose import REPORT_THRESHOLD, diagnose, format_diagnosis, is_healthy
 from neuraldbg.suite.scenario import load_scenario, scenario_files, train
 
-DATASETS = Path(__file__).resolve().parents[1] / "datasets"
+DATASETS = Path(__file__).resolve().parents[2] / "datasets"
 #: The training split: the families the hand-set likelihoods were checked against and `neuraldbg
 #: fit` fits on. The held-out split (datasets/heldout/) is measured by `neuraldbg bench`, never
 #: tuned on, so that accuracy figures stay honest.
