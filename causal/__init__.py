@@ -1,7 +1,7 @@
 """The inference side of neuraldbg: reads a Run and reasons about it. Never imports torch."""
 
 from causal.causes.base import CauseNode
-from causal.diagnose import diagnose
+from causal.diagnose import REPORT_THRESHOLD, Diagnosis, diagnose
 from causal.errors import NeuralDbgError, RunFileError
 from causal.hypothesis import Hypothesis, Localization
 from causal.registry import register_cause, register_symptom
@@ -10,6 +10,7 @@ from causal.schema.run_file import load_run
 from causal.symptoms.base import Symptom
 
 __all__ = [
-    "CauseNode", "Event", "Hypothesis", "LayerGraph", "Localization", "NeuralDbgError", "Run",
-    "RunFileError", "Symptom", "diagnose", "load_run", "register_cause", "register_symptom",
+    "REPORT_THRESHOLD", "CauseNode", "Diagnosis", "Event", "Hypothesis", "LayerGraph",
+    "Localization", "NeuralDbgError", "Run", "RunFileError", "Symptom", "diagnose", "load_run",
+    "register_cause", "register_symptom",
 ]

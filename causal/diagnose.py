@@ -3,14 +3,16 @@
 The pipeline: `collect_evidence` asks every registered symptom for its distribution on the run;
 the network (built once per registry version, cached) turns that into P(cause | evidence); each
 cause node above `min_confidence` localizes itself and becomes a `Hypothesis`, ranked by
-confidence. A run is called healthy when no cause reaches `REPORT_THRESHOLD`.
+confidence, and handed back as a `Diagnosis`. A run is called healthy when no cause reaches
+`REPORT_THRESHOLD`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Union
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union, overload
 
 from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
@@ -74,20 +76,76 @@ def posteriors(run: Run, registry: Registry | None = None,
     return eff.calibrate(get_network(eff.registry).posteriors(evidence))
 
 
+@dataclass(frozen=True)
+class Diagnosis(Sequence[Hypothesis]):
+    """What `diagnose` hands back: the ranked `hypotheses` (highest confidence first), whether
+    the run is `healthy` (no cause reaches `threshold`), the symptoms' `evidence`, and `format()`,
+    the report people read. It is also the sequence of its hypotheses (`for h in diagnose(run)`,
+    `diagnose(run)[0]`)."""
+
+    run: Run = field(repr=False)
+    hypotheses: tuple[Hypothesis, ...]
+    evidence: Mapping[str, Mapping[str, float]] = field(default_factory=dict, repr=False)
+    threshold: float = REPORT_THRESHOLD
+
+    @property
+    def healthy(self) -> bool:
+        return is_healthy(self.hypotheses, self.threshold)
+
+    @property
+    def top(self) -> Hypothesis | None:
+        """The first-ranked hypothesis when it reaches the threshold, else None (healthy)."""
+        return None if self.healthy else self.hypotheses[0]
+
+    def format(self, max_evidence: int = 6) -> str:
+        """The text report: `[0.91] description`, evidence lines, fixes, the symptoms."""
+        return format_diagnosis(self.run, list(self.hypotheses), self.evidence, self.threshold,
+                                max_evidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe: the hypotheses, the verdict and the symptoms' distributions."""
+        return {"healthy": self.healthy, "threshold": self.threshold,
+                "hypotheses": [h.to_dict() for h in self.hypotheses],
+                "evidence": {k: dict(v) for k, v in self.evidence.items()}}
+
+    def __str__(self) -> str:
+        return self.format()
+
+    @overload
+    def __getitem__(self, index: int) -> Hypothesis: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Hypothesis]: ...
+
+    def __getitem__(self, index: int | slice) -> Hypothesis | Sequence[Hypothesis]:
+        return self.hypotheses[index]
+
+    def __len__(self) -> int:
+        return len(self.hypotheses)
+
+    def __iter__(self) -> Iterator[Hypothesis]:
+        return iter(self.hypotheses)
+
+
 def diagnose(run: Run, registry: Registry | None = None,
              min_confidence: float = MIN_CONFIDENCE, parameters: Parameters = "shipped"
-             ) -> list[Hypothesis]:
-    """Ranked hypotheses (highest confidence first) for every cause at or above
-    `min_confidence`; none of them reaching `REPORT_THRESHOLD` means a healthy run.
-    `parameters` as in `posteriors`."""
+             ) -> Diagnosis:
+    """The `Diagnosis` of `run`: hypotheses for every cause at or above `min_confidence`,
+    ranked; none of them reaching `REPORT_THRESHOLD` means a healthy run. `parameters` as in
+    `posteriors`."""
+    if not isinstance(run, Run):
+        raise TypeError(f"diagnose() takes a Run (load_run(path) reads one), got "
+                        f"{type(run).__name__}")
     reg = builtin_registry() if registry is None else registry
-    post = posteriors(run, reg, parameters)
+    evidence = collect_evidence(run, reg)
+    post = posteriors(run, reg, parameters, evidence=evidence)
     causes = reg.causes()
     ranked = sorted(post.items(), key=lambda kv: (-kv[1], kv[0]))
-    return [causes[name].hypothesis(run, p) for name, p in ranked if p >= min_confidence]
+    return Diagnosis(run, tuple(causes[name].hypothesis(run, p) for name, p in ranked
+                                if p >= min_confidence), evidence)
 
 
-def is_healthy(hypotheses: list[Hypothesis], threshold: float = REPORT_THRESHOLD) -> bool:
+def is_healthy(hypotheses: Sequence[Hypothesis], threshold: float = REPORT_THRESHOLD) -> bool:
     return not any(h.confidence >= threshold for h in hypotheses)
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from causal.causes.base import CauseNode
-from causal.diagnose import diagnose
-from causal.hypothesis import Hypothesis
+from causal.diagnose import REPORT_THRESHOLD, Diagnosis, diagnose
+from causal.hypothesis import Hypothesis, Localization
 from causal.registry import register_cause, register_symptom
 from causal.schema.run import Event, LayerGraph, Run
 from causal.schema.run_file import load_run
@@ -31,11 +31,14 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "REPORT_THRESHOLD",
     "CauseNode",
     "ConfigError",
+    "Diagnosis",
     "Event",
     "Hypothesis",
     "LayerGraph",
+    "Localization",
     "MonitorStateError",
     "NeuralDbg",
     "NeuralDbgError",

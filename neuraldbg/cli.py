@@ -40,27 +40,22 @@ def _load_plugins(modules: Sequence[str] | None) -> None:
 
 
 def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None) -> None:
+    import dataclasses
     import json
 
-    from causal.diagnose import (
-        MIN_CONFIDENCE,
-        builtin_registry,
-        collect_evidence,
-        diagnose,
-        format_diagnosis,
-        is_healthy,
-    )
+    from causal.diagnose import MIN_CONFIDENCE, diagnose
     from causal.run_queries import first_origin
 
     every = diagnose(run, min_confidence=0.0, parameters="shipped" if params is None else params)
-    hyps = [h for h in every if h.confidence >= MIN_CONFIDENCE]
+    shown = dataclasses.replace(every, hypotheses=tuple(
+        h for h in every if h.confidence >= MIN_CONFIDENCE))
     if as_json:
-        print(json.dumps({"run": getattr(run, "path", None),
-                          "hypotheses": [h.to_dict() for h in hyps]}, indent=2))
+        print(json.dumps({"run": getattr(run, "path", None), "healthy": shown.healthy,
+                          "hypotheses": [h.to_dict() for h in shown]}, indent=2))
         return
-    if is_healthy(hyps) and first_origin(run) is not None:
-        hyps = every  # an unexplained failure: its weaker candidates, however weak
-    print(format_diagnosis(run, hyps, collect_evidence(run, builtin_registry())))
+    if shown.healthy and first_origin(run) is not None:
+        shown = every  # an unexplained failure: its weaker candidates, however weak
+    print(shown.format())
 
 
 def _diagnose(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ import platform
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -36,6 +36,9 @@ from neuraldbg.reporting import RunReporter
 from neuraldbg.schedule import Schedule, resolve
 from neuraldbg.step_capture import StepCapture
 from neuraldbg.version import __version__
+
+if TYPE_CHECKING:
+    from causal.diagnose import Diagnosis
 
 DEFAULT_RUN_DIR = "neuraldbg_runs"
 
@@ -273,7 +276,7 @@ class NeuralDbg:
 
         return load_run(self.path)
 
-    def explain_failure(self) -> list[Any]:
+    def explain_failure(self) -> Diagnosis:
         """The ranked diagnosis of the run so far: the same as `diagnose(dbg.run)`."""
         from causal.diagnose import diagnose
 

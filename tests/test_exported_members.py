@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import causal
+import causal.errors
 import neuraldbg
+import neuraldbg.errors
 
 
 def test_neuraldbg_all():
     assert sorted(neuraldbg.__all__) == sorted([
-        "CauseNode", "ConfigError", "Event", "Hypothesis", "LayerGraph", "MonitorStateError",
+        "REPORT_THRESHOLD", "CauseNode", "ConfigError", "Diagnosis", "Event", "Hypothesis",
+        "LayerGraph", "Localization", "MonitorStateError",
         "NeuralDbg", "NeuralDbgError", "NeuralDbgWarning", "RecordError", "Run", "RunFileError",
         "Schedule", "Symptom", "diagnose", "every", "load_run", "register_cause",
         "register_symptom",
@@ -19,8 +22,9 @@ def test_neuraldbg_all():
 
 def test_causal_all():
     assert sorted(causal.__all__) == sorted([
-        "CauseNode", "Event", "Hypothesis", "LayerGraph", "Localization", "NeuralDbgError", "Run",
-        "RunFileError", "Symptom", "diagnose", "load_run", "register_cause", "register_symptom"])
+        "REPORT_THRESHOLD", "CauseNode", "Diagnosis", "Event", "Hypothesis", "LayerGraph",
+        "Localization", "NeuralDbgError", "Run", "RunFileError", "Symptom", "diagnose",
+        "load_run", "register_cause", "register_symptom"])
     for name in causal.__all__:
         assert getattr(causal, name) is not None
 
@@ -28,3 +32,9 @@ def test_causal_all():
 def test_one_exception_root():
     for name in ("ConfigError", "MonitorStateError", "RecordError", "RunFileError"):
         assert issubclass(getattr(neuraldbg, name), neuraldbg.NeuralDbgError)
+    for module in (neuraldbg.errors, causal.errors):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if isinstance(obj, type) and issubclass(obj, Exception) \
+                    and not issubclass(obj, Warning):
+                assert issubclass(obj, neuraldbg.NeuralDbgError), name

@@ -9,9 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from causal.diagnose import diagnose, format_diagnosis, is_healthy
 from causal.schema.run import LayerStat
-from neuraldbg import NeuralDbg
+from neuraldbg import NeuralDbg, diagnose
 
 
 def fit(model, make_batch, loss_fn, path, steps=4, preset="full"):
@@ -28,8 +27,8 @@ def fit(model, make_batch, loss_fn, path, steps=4, preset="full"):
     run = dbg.run
     assert len(run.series) == steps
     assert nx.is_directed_acyclic_graph(run.dag.to_networkx())
-    hyps = diagnose(run)  # a short healthy run of any architecture is diagnosed healthy
-    assert is_healthy(hyps), format_diagnosis(run, hyps)
+    diagnosis = diagnose(run)  # a short healthy run of any architecture is diagnosed healthy
+    assert diagnosis.healthy, diagnosis.format()
     return run
 
 

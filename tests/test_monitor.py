@@ -19,6 +19,7 @@ from neuraldbg import (
     NeuralDbgWarning,
     RecordError,
     RunFileError,
+    diagnose,
     load_run,
 )
 from neuraldbg.capture.host_transfer import Gather
@@ -896,8 +897,6 @@ def _train_without_record_loss(opt, loss_of_step, steps):
 
 
 def test_a_loop_that_never_calls_the_monitored_forward_is_told_how_to_attach(run_path):
-    from causal.diagnose import diagnose, format_diagnosis
-
     torch.manual_seed(0)
     model = _Wrapper()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -910,7 +909,7 @@ def test_a_loop_that_never_calls_the_monitored_forward_is_told_how_to_attach(run
         _train_without_record_loss(opt, step, 3)
     run = load_run(path)
     assert len(run.series) == 0 and len(run.meta["warnings"]) == 1  # said once
-    report = format_diagnosis(run, diagnose(run))
+    report = diagnose(run).format()
     assert report.startswith("Nothing to diagnose: no training step was recorded.")
     assert "NeuralDbg(model.net)" in report
     from causal.report import format_run

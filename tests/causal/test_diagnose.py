@@ -228,6 +228,23 @@ def test_a_healthy_run_is_reported_healthy():
     assert format_diagnosis(run, hyps).startswith("Healthy: no root cause reaches")
 
 
+def test_a_diagnosis_is_its_ranked_hypotheses_with_a_verdict_and_a_report():
+    failing, healthy = diagnose(run_lr_too_high()), diagnose(run_healthy())
+    assert not failing.healthy and failing.top is failing[0] is failing.hypotheses[0]
+    assert failing.top.cause == "lr_too_high" and len(failing) == len(failing.hypotheses)
+    assert [h.cause for h in failing] == [h.cause for h in failing.hypotheses]
+    confidences = [h.confidence for h in failing]
+    assert confidences == sorted(confidences, reverse=True)
+    assert failing.format().startswith(str(failing.top))
+    assert "symptoms: " in failing.format() and set(failing.evidence) >= {"update_ratio"}
+    assert healthy.healthy and healthy.top is None
+    assert healthy.format().startswith("Healthy: no root cause reaches")
+    data = failing.to_dict()
+    assert data["healthy"] is False and data["hypotheses"][0]["cause"] == "lr_too_high"
+    with pytest.raises(TypeError, match="load_run"):
+        diagnose("run.ndbg")  # a path is not a Run
+
+
 def test_a_run_that_went_nonfinite_is_never_reported_healthy():
     healthy = run_healthy()
     run = Run({}, healthy.dag, (Event(200, LOSS, "nonfinite_origin", "finite", "nan", 1.0,

@@ -13,8 +13,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
 from transformers.utils import logging as hf_logging
 
-from causal.diagnose import diagnose, format_diagnosis, is_healthy
-from neuraldbg import NeuralDbg, load_run
+from neuraldbg import NeuralDbg, diagnose, load_run
 
 
 class _Tokens(torch.utils.data.Dataset):
@@ -63,8 +62,8 @@ def test_a_trainer_run_is_recorded_with_the_trainers_loss(gpt2, run_path, tmp_pa
     assert recorded == pytest.approx(losses, rel=1e-5)  # 8 steps of 2 micro-batches each
     # token ids have no scale, and the token count the Trainer passes is not a batch
     assert run.series.get("input_max_abs") == []
-    hyps = diagnose(run)
-    assert is_healthy(hyps), format_diagnosis(hyps)
+    diagnosis = diagnose(run)
+    assert diagnosis.healthy, diagnosis.format()
 
 
 def test_a_trainer_run_at_a_far_too_high_lr_reads_as_such(gpt2, run_path, tmp_path):
@@ -74,7 +73,7 @@ def test_a_trainer_run_at_a_far_too_high_lr_reads_as_such(gpt2, run_path, tmp_pa
         with NeuralDbg(gpt2, path=path):
             _train(gpt2, tmp_path / "monitored", 30.0)
     hyps = diagnose(load_run(path))
-    assert hyps and hyps[0].cause == "lr_too_high", format_diagnosis(hyps)
+    assert hyps and hyps[0].cause == "lr_too_high", hyps.format()
 
 
 def test_the_trainers_mixed_precision_is_the_runs_precision(gpt2, run_path, tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from causal.diagnose import REPORT_THRESHOLD, diagnose, format_diagnosis, is_healthy
+from neuraldbg import REPORT_THRESHOLD, diagnose
 from neuraldbg.suite.scenario import load_scenario, scenario_files, train
 
 DATASETS = Path(__file__).resolve().parents[2] / "datasets"
@@ -43,9 +43,9 @@ def test_scenario_is_diagnosed(path, run_path):
     _, run = train(scenario.build(0), run_path(scenario.name))
     assert run is not None
     hyps = diagnose(run)
-    report = format_diagnosis(run, hyps)
+    report = hyps.format()
     if scenario.cause == "healthy":
-        assert is_healthy(hyps), report
+        assert hyps.healthy, report
         return
     assert hyps and hyps[0].cause == scenario.cause, report
     assert hyps[0].confidence >= REPORT_THRESHOLD, report
