@@ -167,12 +167,12 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             lines.append(f"Healthy: no root cause reaches {threshold:.2f}.")
             others = [h for h in hypotheses if h.confidence >= 0.1]
         else:  # it went non-finite: a failure none of the known causes explains well
-            m = origin.metadata
-            where = f"{m.get('direction', '?')}, {layer_label(run, origin.layer_name)}"
+            birth = origin.birth
+            where = f"{birth.direction or '?'}, {layer_label(run, origin.layer_name)}"
             if (out := loss_output_at_bound(origin)) is not None:
                 where += (f", on outputs of {layer_label(run, out)} of which "
-                          f"{m.get('output_zeros', 0)} were exactly 0 and "
-                          f"{m.get('output_ones', 0)} exactly 1")
+                          f"{birth.output_zeros or 0} were exactly 0 and "
+                          f"{birth.output_ones or 0} exactly 1")
             lines.append(
                 f"Unexplained failure: the first non-finite value was born at step "
                 f"{origin.step} ({where}), but no root cause reaches {threshold:.2f}.")

@@ -14,9 +14,9 @@ import statistics
 from collections.abc import Sequence
 
 from causal.run_queries import forward_order, layer_series
-from causal.schema.run import Event, LayerStat, Run
+from causal.schema.run import Event, EventKind, LayerStat, Run
 
-_BACKWARD_KINDS = {"grad", "grad_finite"}
+_BACKWARD_KINDS = {EventKind.GRAD, EventKind.GRAD_FINITE}
 
 
 def _depth(run: Run) -> dict[str, int]:

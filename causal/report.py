@@ -27,34 +27,34 @@ def layer_label(run: Run, name: str) -> str:
 
 def describe_origin(run: Run, ev: Event) -> str:
     """One sentence on where the first non-finite value was born."""
-    meta = ev.metadata
-    direction = str(meta.get("direction", "?"))
-    where = _BORN.get(Direction(direction), direction) if direction in set(Direction) else direction
+    birth = ev.birth
+    where = _BORN.get(birth.direction, str(birth.direction)) if birth.direction else "?"
     what = str(ev.to_state)
     text = f"step {ev.step} . {layer_label(run, ev.layer_name)}: first {what} born {where}"
     if ev.value and ev.value >= 1:
         text += f" ({ev.value:.0f} non-finite value{'s' if ev.value != 1 else ''})"
-    if meta.get("first_seen_in"):
+    if birth.first_seen_in:
         text += (f", in its own code between submodules (first seen as the input of "
-                 f"{meta['first_seen_in']!r})")
-    if meta.get("inputs_finite") is True:
+                 f"{birth.first_seen_in!r})")
+    if birth.inputs_finite is True:
         text += "; its inputs were finite"
-    elif meta.get("inputs_finite") is False:
+    elif birth.inputs_finite is False:
         text += "; its inputs were already non-finite"
-    if meta.get("tensor") == "target":
+    if birth.tensor == "target":
         text += "; in the targets"
-    if meta.get("argument"):
-        text += f"; in the model's argument {meta['argument']!r}, not the measured batch"
-    if meta.get("fp32_finite") is True:
+    if birth.argument:
+        text += f"; in the model's argument {birth.argument!r}, not the measured batch"
+    if birth.fp32_finite is True:
+        max_abs = birth.fp32_max_abs if birth.fp32_max_abs is not None else float("nan")
         text += (f"; re-run in float32 on the same inputs it is finite (max |output| "
-                 f"{meta.get('fp32_max_abs', float('nan')):.3g}): a float16 overflow")
-    elif meta.get("fp32_finite") is False:
+                 f"{max_abs:.3g}): a float16 overflow")
+    elif birth.fp32_finite is False:
         text += "; re-run in float32 it is still non-finite: not a float16 range problem"
-    if meta.get("scaler_skipped"):
+    if birth.scaler_skipped:
         text += "; the GradScaler skipped this step"
-    if meta.get("replayed"):
+    if birth.replayed:
         text += " [found by running the step's forward pass again, on its own weights and RNG]"
-    if meta.get("exact") is False:
+    if birth.exact is False:
         text += " [approximate: outputs were not kept on this step]"
     return text
 

@@ -8,13 +8,14 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from causal.schema.run import LOSS, Direction, Event, EventKind, LayerStat, Run
+from causal.schema.run import LOSS, Direction, Event, EventKind, LayerStat, Run, State
 
 #: Regimes that mean trouble (a plateau is judged by the loss-pattern symptom instead).
 TROUBLE = frozenset({
-    "grad_exploding", "grad_vanishing", "activation_saturated", "activation_dead",
-    "activation_exploding", "loss_spike", "loss_diverging", "grad_inf", "grad_nan",
-    "activation_inf", "activation_nan", "loss_inf", "loss_nan", "input_inf", "input_nan",
+    State.GRAD_EXPLODING, State.GRAD_VANISHING, State.ACTIVATION_SATURATED,
+    State.ACTIVATION_DEAD, State.ACTIVATION_EXPLODING, State.LOSS_SPIKE, State.LOSS_DIVERGING,
+    State.GRAD_INF, State.GRAD_NAN, State.ACTIVATION_INF, State.ACTIVATION_NAN, State.LOSS_INF,
+    State.LOSS_NAN, State.INPUT_INF, State.INPUT_NAN,
 })
 
 
@@ -83,7 +84,7 @@ def skipped_steps(run: Run) -> set[int]:
     finite_after = [s for s, v in run.series.get("loss") if math.isfinite(v)]
     last_finite = max(finite_after) if finite_after else -1
     return {e.step for e in run.events if e.kind == EventKind.NONFINITE_ORIGIN
-            and e.metadata.get("scaler_skipped") and e.step < last_finite}
+            and e.birth.scaler_skipped and e.step < last_finite}
 
 
 def first_origin(run: Run) -> Event | None:
@@ -98,7 +99,7 @@ def input_born(run: Run, until: int | None = None) -> Event | None:
     """The first non-finite value's origin when it came in with the model's arguments (up to
     step `until`)."""
     origin = first_origin(run)
-    if origin is None or str(origin.metadata.get("direction")) != Direction.INPUT:
+    if origin is None or origin.birth.direction != Direction.INPUT:
         return None
     return origin if until is None or origin.step <= until else None
 
@@ -106,12 +107,12 @@ def input_born(run: Run, until: int | None = None) -> Event | None:
 def loss_output_at_bound(origin: Event) -> str | None:
     """For a value born in the loss: the layer that produced the model's output, when some of
     its values were exactly 0 or 1 (the singular points of log, log(1 - p) and division)."""
-    m = origin.metadata
-    if str(m.get("direction")) != Direction.LOSS or not m.get("output_layer"):
+    birth = origin.birth
+    if birth.direction != Direction.LOSS or not birth.output_layer:
         return None
-    if int(m.get("output_zeros", 0)) + int(m.get("output_ones", 0)) <= 0:
+    if (birth.output_zeros or 0) + (birth.output_ones or 0) <= 0:
         return None
-    return str(m["output_layer"])
+    return birth.output_layer
 
 
 def trouble_events(run: Run, until: int | None = None) -> list[Event]:
@@ -123,8 +124,9 @@ def trouble_events(run: Run, until: int | None = None) -> list[Event]:
     passing = passing_vanish(run)
     events = sorted((e for e in run.events
                      if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
-                     and not (e.step in skipped and (e.kind in ("grad_finite", "nonfinite_origin")
-                                                     or e.layer_name == LOSS))
+                     and not (e.step in skipped
+                              and (e.kind in (EventKind.GRAD_FINITE, EventKind.NONFINITE_ORIGIN)
+                                   or e.layer_name == LOSS))
                      and id(e) not in passing), key=lambda e: e.step)
     if events and learned_through(run, events[0].step):
         return []
@@ -182,14 +184,14 @@ def passing_vanish(run: Run) -> set[int]:
     floor = float((run.meta.get("thresholds") or {}).get("vanishing", 1e-6)) * OPENED_FACTOR
     back: dict[str, list[int]] = {}
     for e in run.events:
-        if (e.kind == "grad" and e.to_state == "grad_healthy" and e.value >= floor
+        if (e.kind == EventKind.GRAD and e.to_state == State.GRAD_HEALTHY and e.value >= floor
                 and (stop is None or e.step < stop)):
             back.setdefault(e.layer_name, []).append(e.step)
     came_back = [e for e in run.events
-                 if e.kind == "grad" and e.to_state == "grad_vanishing"
+                 if e.kind == EventKind.GRAD and e.to_state == State.GRAD_VANISHING
                  and any(s > e.step for s in back.get(e.layer_name, ()))]
     passing = {id(e) for e in came_back if e.step - start < OPENING_STEPS}
-    died = min((e.step for e in run.events if e.to_state == "activation_dead"), default=None)
+    died = min((e.step for e in run.events if e.to_state == State.ACTIVATION_DEAD), default=None)
     closings: dict[str, list[Event]] = {}
     for e in came_back:
         if e.value == 0.0:
@@ -240,12 +242,12 @@ def state_window_end(run: Run) -> int | None:
 def _passing_spike(run: Run, spike: Event, trouble: list[Event]) -> bool:
     """A loss spike alone at its step (no gradient in trouble with it) that the loss came back
     from before anything else went wrong: noise of a low loss, not the start of a failure."""
-    if spike.to_state != "loss_spike" or any(
+    if spike.to_state != State.LOSS_SPIKE or any(
             e.step == spike.step and e is not spike for e in trouble):
         return False
     later = [e.step for e in trouble if e.step > spike.step]
     until = later[0] if later else math.inf
-    return any(e.layer_name == LOSS and e.to_state == "loss_steady"
+    return any(e.layer_name == LOSS and e.to_state == State.LOSS_STEADY
                and spike.step < e.step < until for e in run.events)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from causal.errors import NeuralDbgError
 from causal.network import get_network
 from causal.registry import Registry
-from causal.schema.run import Event, Run
+from causal.schema.run import Event, EventKind, Run, State
 from causal.schema.run_file import RunWriter, load_run
 
 __all__ = ["conformance_problems"]
@@ -43,7 +43,8 @@ def conformance_problems(registry: Registry, cause_name: str) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         writer = RunWriter(Path(tmp) / "conformance.ndbg", meta={"model": "Conformance"})
         writer.add_step(0, {"loss": 1.0})
-        writer.add_events([Event(1, "layers.0", "grad", "grad_healthy", "grad_exploding", 1e9)])
+        writer.add_events([Event(1, "layers.0", EventKind.GRAD, State.GRAD_HEALTHY,
+                                 State.GRAD_EXPLODING, 1e9)])
         writer.add_step(1, {"loss": math.inf})
         writer.close(status="failed")
         runs = {"an empty Run()": Run(), "a Run read from a run file": load_run(writer.path)}

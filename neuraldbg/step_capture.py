@@ -49,7 +49,7 @@ from neuraldbg.capture.step_buffer import (
     stash_entries,
 )
 from neuraldbg.capture.step_clock import StepClock
-from neuraldbg.capture.step_values import collect, raw_step, step_loss
+from neuraldbg.capture.step_values import FetchedValues, collect, raw_step, step_loss
 from neuraldbg.capture.tensor_stats import (
     NormGrouper,
     activation_stats,
@@ -695,12 +695,10 @@ def queue_quiet(cap: StepCapture, step: int, b: StepBuffer, settings: dict[str, 
         cap.analyzer.submit(collect(cap, step, b, settings, False)[0], b, verdict, settled)
         return True
     # the values `collect` would fetch, as read above (`Gather.fetch` reads each with .item())
-    host: dict[str, list[float]] = {} if loss_read is None else {"loss": [loss_read]}
     n_in = len(b.inputs)
-    for k, m in enumerate(moments):
-        host[f"in{k}" if k < n_in else f"tg{k - n_in}"] = m
-    host["grads"] = norms
-    cap.analyzer.queue(raw_step(cap, step, b, settings, host, True, b.norm_k))
+    values = FetchedValues(loss=loss_read, inputs=tuple(moments[:n_in]),
+                           targets=tuple(moments[n_in:]), grads=norms)
+    cap.analyzer.queue(raw_step(cap, step, b, settings, values, True, b.norm_k))
     return True
 
 

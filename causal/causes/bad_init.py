@@ -60,7 +60,7 @@ class BadInit(CauseNode):
             # before it could be measured; it is where the first non-finite value was born
             born = first_origin(run)
             if born is not None and born.step == first and born.layer_name in layers \
-                    and born.metadata.get("direction") == Direction.FORWARD:
+                    and born.birth.direction == Direction.FORWARD:
                 return Localization(born.layer_name, first, (born,))
         if not steps:
             return Localization(layers[0], first, ())

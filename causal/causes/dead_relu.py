@@ -15,7 +15,7 @@ from types import MappingProxyType
 from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
 from causal.run_queries import finite, forward_order, layer_label, layer_series
-from causal.schema.run import ActivationKind, LayerStat, Run
+from causal.schema.run import ActivationKind, LayerStat, Run, State
 
 
 class DeadRelu(CauseNode):
@@ -38,7 +38,7 @@ class DeadRelu(CauseNode):
         the most dead units (earliest in forward order on ties)."""
         relu = {n.name for n in run.dag.nodes if n.activation_kind == ActivationKind.RELU}
         order = forward_order(run)
-        died = sorted((e for e in run.events if e.to_state == "activation_dead"),
+        died = sorted((e for e in run.events if e.to_state == State.ACTIVATION_DEAD),
                       key=lambda e: (e.step, order.get(e.layer_name, 1 << 30)))
         if died:
             first = died[0]
@@ -51,7 +51,7 @@ class DeadRelu(CauseNode):
             return Localization(None, None)
         _, _, layer = max(scored)
         events = tuple(e for e in run.events if e.layer_name == layer
-                       and e.to_state == "activation_dead")
+                       and e.to_state == State.ACTIVATION_DEAD)
         step = events[0].step if events else None
         return Localization(layer, step, events)
 

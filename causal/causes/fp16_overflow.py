@@ -23,7 +23,7 @@ from causal.run_queries import (
     layer_label,
     layer_series,
 )
-from causal.schema.run import LayerStat, Run
+from causal.schema.run import Direction, LayerStat, Run
 from causal.symptoms.data import half_loss_overflow_ops
 
 
@@ -44,10 +44,10 @@ class Fp16Overflow(CauseNode):
         exponentiated in half precision, the output layer whose values it did that to; else
         the layer with the least headroom."""
         origin = first_origin(run)
-        if origin is not None and origin.metadata.get("direction") == "forward":
+        if origin is not None and origin.birth.direction == Direction.FORWARD:
             return Localization(origin.layer_name, origin.step, (origin,))
         if origin is not None and (ops := half_loss_overflow_ops(origin)):
-            out = origin.metadata.get("output_layer") or output_layer(run)
+            out = origin.birth.output_layer or output_layer(run)
             return Localization(str(out) if out else None, origin.step, (origin,),
                                 f"the loss ran {', '.join(ops)} in float16")
         heads = layer_series(run, LayerStat.ACT_HEADROOM, until=failure_step(run))
@@ -65,9 +65,10 @@ class Fp16Overflow(CauseNode):
                     "float16 and passed the fp16 maximum (65504)")
         where = f" in {layer_label(run, loc.layer)}" if loc.layer else ""
         text = f"Half-precision overflow{where}: values passed the fp16 maximum (65504)"
-        if origin is not None and origin.metadata.get("fp32_finite") is True:
+        if origin is not None and origin.birth.fp32_finite is True:
+            max_abs = origin.birth.fp32_max_abs
             text += (f"; re-run in float32 on the same inputs, {origin.layer_name!r} is finite "
-                     f"(max |output| {origin.metadata.get('fp32_max_abs', float('nan')):.3g})")
+                     f"(max |output| {max_abs if max_abs is not None else float('nan'):.3g})")
         return text
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
@@ -80,7 +81,7 @@ class Fp16Overflow(CauseNode):
                ".float())" if loc.layer else "keep the overflowing op in float32",
                "run under bfloat16 autocast instead of float16 (same range as fp32)"]
         origin = first_origin(run)
-        if origin is not None and origin.metadata.get("direction") == "forward":
+        if origin is not None and origin.birth.direction == Direction.FORWARD:
             out.append("a GradScaler cannot help here: it scales gradients, and this overflow "
                        "is in the forward pass")
         elif not run.series.get("scaler_scale"):

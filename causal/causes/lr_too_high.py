@@ -18,7 +18,7 @@ from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
 from causal.localize import first_cause
 from causal.run_queries import failure_step, finite, update_ratios
-from causal.schema.run import Run
+from causal.schema.run import Run, State
 
 
 def _lrs(run: Run, until: int | None = None) -> dict[int, float]:
@@ -98,7 +98,7 @@ class LrTooHigh(CauseNode):
             node = run.dag.node(layer)
             return layer in modules or (node is not None and node.module in modules)
 
-        grads = [e for e in run.events if e.to_state == "grad_exploding"
+        grads = [e for e in run.events if e.to_state == State.GRAD_EXPLODING
                  and (stop is None or e.step <= stop)]
         note = ""
         if hot is not None and (hot_grads := [e for e in grads if in_hot(e.layer_name)]):

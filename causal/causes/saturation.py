@@ -22,7 +22,7 @@ from causal.run_queries import (
     layer_series,
     state_window_end,
 )
-from causal.schema.run import ActivationKind, LayerStat, Run
+from causal.schema.run import ActivationKind, EventKind, LayerStat, Run, State
 from causal.symptoms.layers import MODERATE
 
 
@@ -67,9 +67,9 @@ class Saturation(CauseNode):
             rest = ", ".join(layers[1:4]) + (" ..." if len(layers) > 4 else "")
             note = (f"upstream coupling at step {step}: {best} is the cause, {rest} "
                     f"{'follows' if len(layers) == 2 else 'follow'} (activations flow forward)")
-        entered = [e for e in run.events if e.to_state == "activation_saturated"
+        entered = [e for e in run.events if e.to_state == State.ACTIVATION_SATURATED
                    and e.layer_name in sat][:3]
-        grads = [e for e in run.events if e.kind == "grad" and e.step >= step][:3]
+        grads = [e for e in run.events if e.kind == EventKind.GRAD and e.step >= step][:3]
         chain = tuple(sorted(entered + grads, key=lambda e: e.step))  # in causal (step) order
         return Localization(best, step, chain, note)
 

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
 from causal.run_queries import first_origin, layer_label, loss_output_at_bound
-from causal.schema.run import Run
+from causal.schema.run import Direction, Run
 
 
 class UnsafeOp(CauseNode):
@@ -47,16 +47,17 @@ class UnsafeOp(CauseNode):
         if loc.layer is None:
             return "A numerically unsafe operation produced the first non-finite value"
         origin = first_origin(run)
-        where = {"forward": "in the forward pass", "loss": "in the loss",
-                 "backward": "in the backward pass"}.get(
-            str(origin.metadata.get("direction")) if origin else "", "")
+        direction = origin.birth.direction if origin else None
+        where = {Direction.FORWARD: "in the forward pass", Direction.LOSS: "in the loss",
+                 Direction.BACKWARD: "in the backward pass"}.get(direction, "") if direction \
+            else ""
         label = layer_label(run, loc.layer)
         state = origin.to_state if origin else "non-finite"
         if origin is not None and loss_output_at_bound(origin) == loc.layer:
-            m = origin.metadata
+            birth = origin.birth
             return (f"An unsafe op in the loss produced {state} at step {loc.step}: "
-                    f"{m.get('output_zeros', 0)} output values of {label} were exactly 0 and "
-                    f"{m.get('output_ones', 0)} exactly 1 (log(p), log(1 - p) or a division "
+                    f"{birth.output_zeros or 0} output values of {label} were exactly 0 and "
+                    f"{birth.output_ones or 0} exactly 1 (log(p), log(1 - p) or a division "
                     f"there is inf)")
         return f"An unsafe op in {label} produced {state} {where} at step {loc.step}".rstrip()
 

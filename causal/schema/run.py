@@ -7,6 +7,7 @@ the run file; bump `SCHEMA_VERSION` when the stored shape changes.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -15,6 +16,7 @@ from typing import Any
 
 from causal.schema.json_encoding import decode_float, encode_float, encode_json, same_values
 from causal.schema.layer_graph import LayerGraph, LayerNode
+from causal.schema.nonfinite_origin import NonFiniteOrigin
 from causal.schema.vocabulary import (
     INPUT,
     LOSS,
@@ -30,8 +32,8 @@ SCHEMA_VERSION = 1
 
 __all__ = [
     "INPUT", "LOSS", "SCHEMA_VERSION", "ActivationKind", "Direction", "Event", "EventKind",
-    "LayerGraph", "LayerNode", "LayerStat", "Run", "Series", "SettingChange", "State", "StepStat",
-    "Window", "decode_float", "encode_float", "encode_json", "same_values",
+    "LayerGraph", "LayerNode", "LayerStat", "NonFiniteOrigin", "Run", "Series", "SettingChange",
+    "State", "StepStat", "Window", "decode_float", "encode_float", "encode_json", "same_values",
 ]
 
 
@@ -49,11 +51,27 @@ class Event:
 
     step: int
     layer_name: str
-    kind: str
-    from_state: str
-    to_state: str
+    kind: EventKind
+    from_state: State
+    to_state: State
     value: float
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        # the run file and hand-written logs give strings: every event holds the enums
+        if type(self.kind) is not EventKind:
+            object.__setattr__(self, "kind", EventKind(self.kind))
+        if type(self.from_state) is not State:
+            object.__setattr__(self, "from_state", State(self.from_state))
+        if type(self.to_state) is not State:
+            object.__setattr__(self, "to_state", State(self.to_state))
+
+    @functools.cached_property
+    def birth(self) -> NonFiniteOrigin:
+        """The typed facts of a `nonfinite_origin` event (where and how the value was born);
+        every fact is None on other events."""
+        return NonFiniteOrigin.from_metadata(self.metadata)
+
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Event):
@@ -82,9 +100,9 @@ class Event:
         return cls(
             step=int(d["step"]),
             layer_name=str(d["layer_name"]),
-            kind=str(d["kind"]),
-            from_state=str(d["from_state"]),
-            to_state=str(d["to_state"]),
+            kind=EventKind(str(d["kind"])),
+            from_state=State(str(d["from_state"])),
+            to_state=State(str(d["to_state"])),
             value=math.nan if d["value"] is None else float(d["value"]),
             metadata=dict(d.get("metadata") or {}),
         )

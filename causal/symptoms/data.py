@@ -17,7 +17,7 @@ from causal.run_queries import (
     layer_series,
     robust_z,
 )
-from causal.schema.run import Direction, Event, LayerStat, Run
+from causal.schema.run import Direction, Event, LayerStat, Run, State
 from causal.symptoms.base import Symptom
 
 
@@ -102,9 +102,9 @@ OVERFLOW_OPS = frozenset({"Exp", "Exp2", "Expm1", "Pow", "Sum", "Cumsum", "Prod"
 def half_loss_overflow_ops(origin: Event) -> list[str]:
     """The overflow-prone ops (`OVERFLOW_OPS`) a loss ran in half precision, when the first
     non-finite value was born in that loss; empty otherwise."""
-    if origin.metadata.get("direction") != Direction.LOSS:
+    if origin.birth.direction != Direction.LOSS:
         return []
-    return sorted(OVERFLOW_OPS & set(origin.metadata.get("loss_half_ops") or ()))
+    return sorted(OVERFLOW_OPS & set(origin.birth.loss_half_ops or ()))
 
 
 class HalfPrecision(Symptom):
@@ -127,13 +127,14 @@ class HalfPrecision(Symptom):
         stop = failure_step(run)
         heads = finite(v for pts in layer_series(run, LayerStat.ACT_HEADROOM, until=stop).values()
                        for _, v in pts)
-        rerun = origin.metadata.get("fp32_finite") if origin is not None else None
+        rerun = origin.birth.fp32_finite if origin is not None else None
         if fp16 and rerun is True:  # the monitor re-ran the origin in float32: finite there
             return self.hard("overflow")
         if rerun is False:  # non-finite in float32 too: not the half format's range
             return self.hard("near_limit" if heads and min(heads) < 4.0 else "ok")
-        if origin is not None and origin.to_state == "inf" and fp16 and origin.metadata.get(
-                "direction") in ("forward", "loss", "backward"):
+        if origin is not None and origin.to_state == State.INF and fp16 \
+                and origin.birth.direction in (Direction.FORWARD, Direction.LOSS,
+                                               Direction.BACKWARD):
             return self.hard("overflow")
         if origin is not None and fp16 and half_loss_overflow_ops(origin):
             return {"overflow": 0.8, "ok": 0.2}

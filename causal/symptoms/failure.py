@@ -17,7 +17,7 @@ from causal.run_queries import (
     run_length,
     trouble_events,
 )
-from causal.schema.run import Direction, LayerStat, Run
+from causal.schema.run import Direction, EventKind, LayerStat, Run, State
 from causal.symptoms.base import Symptom
 
 
@@ -36,7 +36,7 @@ class NonfiniteBirth(Symptom):
         ev = first_origin(run)
         if ev is None:
             return self.hard("none")
-        direction = ev.metadata.get("direction")
+        direction = ev.birth.direction
         if direction == Direction.INPUT:
             return self.hard("input")
         if direction == Direction.LOSS:
@@ -44,7 +44,7 @@ class NonfiniteBirth(Symptom):
         if direction == Direction.BACKWARD:
             return self.hard("backward")
         node = run.dag.node(ev.layer_name)
-        has_params = ev.metadata.get("has_params")
+        has_params = ev.birth.has_params
         if has_params is None:
             has_params = node is not None and node.param_count > 0
         if has_params:
@@ -54,7 +54,7 @@ class NonfiniteBirth(Symptom):
                 # to the float32 maximum: an op inside it (its own log, division, exp) did it
                 return {"forward_op": 0.7, "forward_layer": 0.3}
             return self.hard("forward_layer")
-        if ev.metadata.get("inputs_finite") is False:
+        if ev.birth.inputs_finite is False:
             return {"forward_layer": 0.6, "forward_op": 0.4}
         return self.hard("forward_op")
 
@@ -164,20 +164,20 @@ class LossPattern(Symptom):
 
     def observe(self, run: Run) -> Mapping[str, float]:
         stop = nonfinite_step(run)  # a plateau or divergence is the failure: keep it
-        kinds = [e.to_state for e in run.events if e.kind == "loss"
+        kinds = [e.to_state for e in run.events if e.kind == EventKind.LOSS
                  and (stop is None or e.step <= stop)]
-        if "loss_diverging" in kinds:
+        if State.LOSS_DIVERGING in kinds:
             return self.hard("diverging")
         vals = [v for s, v in losses(run) if math.isfinite(v) and (stop is None or s <= stop)]
         if len(vals) >= 8:
             first, last = statistics.fmean(vals[:4]), statistics.fmean(vals[-4:])
             if first > 0 and last > 10 * first:
                 return self.hard("diverging")
-        if "loss_spike" in kinds:
+        if State.LOSS_SPIKE in kinds:
             return self.hard("spike_recover")
         overshot = _overshot(vals)
         plateau = "overshoot_plateau" if overshot else "plateau"
-        if "loss_plateau" in kinds:
+        if State.LOSS_PLATEAU in kinds:
             return {plateau: 0.8, "steady": 0.2}
         if len(vals) >= 20:
             diffs = [b - a for a, b in itertools.pairwise(vals)]

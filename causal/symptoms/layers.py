@@ -20,7 +20,7 @@ from causal.run_queries import (
     trouble_events,
     update_ratios,
 )
-from causal.schema.run import ActivationKind, LayerStat, Run
+from causal.schema.run import ActivationKind, EventKind, LayerStat, Run, State
 from causal.symptoms.base import Symptom
 from causal.symptoms.data import LARGE_SCALE, start_median
 
@@ -42,8 +42,8 @@ class GradRegime(Symptom):
         # the gradient regimes entered up to the first non-finite value (a zero-initialised
         # gate opening is no trouble: `trouble_events`)
         seen = {e.to_state for e in trouble_events(run, until=nonfinite_step(run))
-                if e.kind == "grad"}
-        up, down = "grad_exploding" in seen, "grad_vanishing" in seen
+                if e.kind == EventKind.GRAD}
+        up, down = State.GRAD_EXPLODING in seen, State.GRAD_VANISHING in seen
         if up and down:
             return self.hard("both")
         if up:
@@ -127,7 +127,8 @@ def _saturated_by_inputs(run: Run, pts: list[tuple[int, float]]) -> bool:
 
 
 #: Events of a blow-up: units that die or saturate after one were driven there by it.
-BLOWUP = frozenset({"grad_exploding", "loss_spike", "loss_diverging", "activation_exploding"})
+BLOWUP = frozenset({State.GRAD_EXPLODING, State.LOSS_SPIKE, State.LOSS_DIVERGING,
+                    State.ACTIVATION_EXPLODING})
 
 
 def _after_blowup(run: Run, step: int) -> bool:
@@ -157,7 +158,7 @@ class DeadUnits(Symptom):
                 and n.ran}
         if not relu:
             return self.hard("no_relu")
-        died = [e.step for e in run.events if e.to_state == "activation_dead"]
+        died = [e.step for e in run.events if e.to_state == State.ACTIVATION_DEAD]
         series = layer_series(run, LayerStat.ACT_DEAD)
         worst = 0.0
         known = False

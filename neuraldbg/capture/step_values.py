@@ -6,8 +6,8 @@ for a model in host memory, built from the values its triage already read (`raw_
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol
 
 import torch
 
@@ -25,15 +25,42 @@ class ValuesSite(Protocol):
     scaler: object
 
 
+@dataclass(frozen=True)
+class FetchedValues:
+    """What one closed step's transfer brought to the host. `inputs` / `targets`: each batch's
+    moments as `tensor_stats.moments` packs them; `act`: `len(ACT_COLUMNS)` values per unit of
+    `RawStep.act_units`; `grads`, `weight_norms`, `update_norms`: one norm per parameter of
+    `RawStep.grads_index` / `weights_index`."""
+
+    loss: float | None = None
+    inputs: tuple[list[float], ...] = ()
+    targets: tuple[list[float], ...] = ()
+    grads: list[float] | None = None
+    scale: float | None = None  # the GradScaler's scale the backward pass used
+    act: list[float] = field(default_factory=list)
+    weight_norms: list[float] | None = None
+    update_norms: list[float] | None = None
+
+
+class BatchStats(NamedTuple):
+    """An input (or target) batch of one step, over all its tensors."""
+
+    max_abs: float
+    mean: float
+    std: float
+    nonfinite: float  # how many values are non-finite (1.0 when only known to be some)
+    has_nan: float  # 1.0 when one of them is NaN
+
+
 @dataclass
 class RawStep:
     """A closed step as fetched from the device, before any host-side analysis."""
 
     step: int
-    host: dict[str, list[float]]
-    finite: bool  # every scalar of `host` (all but "act", "wnorm", "unorm") is finite
-    grads_index: list[int] | None  # the parameter of each value of host["grads"]
-    weights_index: tuple[list[int], list[int]] | None  # the same for "wnorm" and "unorm"
+    values: FetchedValues
+    finite: bool  # every value fetched (all but act, weight and update norms) is finite
+    grads_index: list[int] | None  # the parameter of each of values.grads
+    weights_index: tuple[list[int], list[int]] | None  # the same for weight and update norms
     act_units: list[int]
     input_sizes: list[int]
     target_sizes: list[int]
@@ -47,12 +74,12 @@ class RawStep:
 
 
 def raw_step(cap: ValuesSite, step: int, b: StepBuffer, settings: dict[str, str],
-              host: dict[str, list[float]], finite: bool, grads_index: list[int] | None,
-              weights_index: tuple[list[int], list[int]] | None = None,
-              act_units: list[int] | None = None) -> RawStep:
-    """Step `b` as fetched (`host`, with what its values are) and as its buffer says."""
+             values: FetchedValues, finite: bool, grads_index: list[int] | None,
+             weights_index: tuple[list[int], list[int]] | None = None,
+             act_units: list[int] | None = None) -> RawStep:
+    """Step `b` as fetched (`values`, with what they are) and as its buffer says."""
     return RawStep(
-        step=step, host=host, finite=finite, grads_index=grads_index,
+        step=step, values=values, finite=finite, grads_index=grads_index,
         weights_index=weights_index, act_units=act_units or [],
         input_sizes=[n for _, n, _ in b.inputs], target_sizes=[n for _, n, _ in b.targets],
         float_losses=b.float_losses, optimizer_stepped=b.optimizer_stepped, full=b.full,
@@ -105,6 +132,13 @@ def collect(cap: ValuesSite, step: int, b: StepBuffer, settings: dict[str, str],
             g.add("unorm", unorm.norms)
             weights_index = (wnorm.index, unorm.index)
     host = g.fetch()  # the one host-device synchronisation of the step
-    raw = raw_step(cap, step, b, settings, host, g.finite, grads_index, weights_index,
-                    act_units)
+    values = FetchedValues(
+        loss=host["loss"][0] if "loss" in host else None,
+        inputs=tuple(host[f"in{k}"] for k in range(len(b.inputs))),
+        targets=tuple(host[f"tg{k}"] for k in range(len(b.targets))),
+        grads=host.get("grads"), scale=host["scale"][0] if "scale" in host else None,
+        act=host.get("act", []), weight_norms=host.get("wnorm"),
+        update_norms=host.get("unorm"))
+    raw = raw_step(cap, step, b, settings, values, g.finite, grads_index, weights_index,
+                   act_units)
     return raw, g.finite and all(map(math.isfinite, b.float_losses))

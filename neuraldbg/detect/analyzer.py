@@ -20,10 +20,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from causal.schema.run import Event, LayerStat
+from causal.schema.run import Event, LayerStat, State
 from causal.schema.run_file import RunWriter
 from neuraldbg.capture.step_buffer import StepBuffer
-from neuraldbg.capture.step_values import RawStep
+from neuraldbg.capture.step_values import BatchStats, RawStep
 from neuraldbg.capture.tensor_stats import (
     ACT_COLUMNS,
     NormGrouper,
@@ -32,6 +32,7 @@ from neuraldbg.capture.tensor_stats import (
 )
 from neuraldbg.detect.flight_recorder import FlightRecorder
 from neuraldbg.detect.transitions import Thresholds, TransitionDetector
+from neuraldbg.detect.triage import Triage
 from neuraldbg.nonfinite.origin import OriginSite, origin_event
 from neuraldbg.schedule import SETTLE_SAMPLES, Schedule
 
@@ -40,8 +41,8 @@ INITIAL_STEPS = 3  # the first steps' window is always stored
 _MAX_WINDOWS = 256
 _LAYER_STATS = tuple(s.value for s in LayerStat)
 _NF = ACT_COLUMNS.index(LayerStat.ACT_NONFINITE)
-_HEALTHY = {"grad_healthy", "activation_healthy", "loss_steady", "loss_plateau", "grad_finite",
-            "activation_finite", "loss_finite", "input_finite"}
+_HEALTHY = {State.GRAD_HEALTHY, State.ACTIVATION_HEALTHY, State.LOSS_STEADY, State.LOSS_PLATEAU,
+            State.GRAD_FINITE, State.ACTIVATION_FINITE, State.LOSS_FINITE, State.INPUT_FINITE}
 
 
 @dataclass
@@ -50,9 +51,10 @@ class HostStep:
 
     step: int
     loss: float | None
-    inp: list[float] | None  # [max|x|, mean, std, non-finite count, has NaN]
-    tgt: list[float] | None
-    grads: list[float] | None  # per unit (0.0 when not observed), then the global norm
+    inp: BatchStats | None
+    tgt: BatchStats | None
+    grads: list[float] | None  # per unit (0.0 when not observed)
+    grad_total: float | None  # the global gradient norm
     observed: list[bool]
     act: dict[int, list[float]]  # unit index -> ACT_COLUMNS values (full-statistics steps)
     cols: dict[str, tuple[np.ndarray, np.ndarray]]  # recorder columns: (values, observed)
@@ -66,73 +68,12 @@ class HostStep:
     def nonfinite(self) -> bool:
         if self.loss is not None and not math.isfinite(self.loss):
             return True
-        if (self.inp and self.inp[3] > 0) or (self.tgt and self.tgt[3] > 0):
+        if (self.inp and self.inp.nonfinite > 0) or (self.tgt and self.tgt.nonfinite > 0):
             return True
-        if self.grads is not None and not all(math.isfinite(v) for v in self.grads):
+        if self.grads is not None and not (all(math.isfinite(v) for v in self.grads)
+                                           and math.isfinite(self.grad_total or 0.0)):
             return True
         return any(v[_NF] > 0 for v in self.act.values())
-
-
-class Triage:
-    """Cheap every-step checks that decide whether a step is analysed at once.
-
-    `urgent`: analyse now, with the step's module outputs at hand (a non-finite value, a
-    gradient above the absolute limit, a loss 3x its recent level, an input outlier). `alarm`:
-    a cheap signal is abnormal by itself (non-finite, input outlier), which turns on full
-    statistics. The state machines decide everything else, in step order.
-    """
-
-    def __init__(self, thresholds: Thresholds) -> None:
-        self.cfg = thresholds
-        self.loss_level: float | None = None
-        self.input_scale: tuple[float, int] = (0.0, 0)
-
-    def input_outlier(self, max_abs: float) -> bool:
-        """max|x| 10x its recent scale (EMA of log10 over normal batches)."""
-        if not math.isfinite(max_abs) or max_abs <= 0:
-            return False
-        lx = math.log10(max_abs)
-        base, n = self.input_scale
-        outlier = n >= 5 and lx > base + 1.0
-        if not outlier:
-            self.input_scale = (lx if n == 0 else base + 0.1 * (lx - base), n + 1)
-        return outlier
-
-    def check(self, raw: RawStep, grad_limit: bool = True) -> tuple[bool, bool]:
-        """(urgent, alarm) for one step, from its fetched values only (`grad_limit`: as for
-        `verdict`)."""
-        host = raw.host
-        nonfinite = not raw.finite or not all(math.isfinite(x) for x in raw.float_losses)
-        if raw.act_units:
-            width = len(ACT_COLUMNS)
-            nonfinite = nonfinite or any(
-                host["act"][k * width + _NF] > 0 for k in range(len(raw.act_units)))
-        input_max_abs = None
-        if "in0" in host:
-            input_max_abs = max(abs(host["in0"][0]), abs(host["in0"][1]))
-        loss = host["loss"][0] if "loss" in host else (
-            raw.float_losses[-1] if raw.float_losses else None)
-        grad_max = max(host["grads"]) if "grads" in host else None
-        return self.verdict(nonfinite, input_max_abs, loss, grad_max, grad_limit)
-
-    def verdict(self, nonfinite: bool, input_max_abs: float | None, loss: float | None,
-                grad_max: float | None, grad_limit: bool = True) -> tuple[bool, bool]:
-        """(urgent, alarm) from a step's values (and the triage's running levels, which it
-        moves: call once per step, in step order). `grad_limit`: whether a gradient above the
-        absolute limit makes the step urgent (not while an abnormal regime has settled:
-        `Analyzer.settled`)."""
-        alarm = nonfinite
-        if input_max_abs is not None and self.input_outlier(input_max_abs):
-            alarm = True
-        urgent = alarm
-        if loss is not None and math.isfinite(loss):
-            level = self.loss_level
-            if level is not None and loss > 3.0 * abs(level) + 1e-12:
-                urgent = True
-            self.loss_level = loss if level is None else level + 0.1 * (loss - level)
-        if grad_limit and grad_max is not None and grad_max > self.cfg.exploding:
-            urgent = True
-        return urgent, alarm
 
 
 class AnalysisSite(OriginSite, Protocol):
@@ -227,16 +168,17 @@ class Analyzer:
 
     def to_host(self, raw: RawStep, live: StepBuffer | None) -> HostStep:
         """Group parameter norms into layers, split statistics, unscale gradients."""
-        host = raw.host
+        values = raw.values
         grouper = self.site.grouper
-        loss = host["loss"][0] if "loss" in host else (
+        loss = values.loss if values.loss is not None else (
             float(np.mean(raw.float_losses)) if raw.float_losses else None)
-        scale = host["scale"][0] if "scale" in host else None
+        scale = values.scale
         cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         grad_vals: list[float] | None = None
+        grad_total: float | None = None
         observed: list[bool] = []
-        if raw.grads_index is not None:
-            vals = host["grads"]
+        if raw.grads_index is not None and values.grads is not None:
+            vals = values.grads
             if math.inf in vals and live is not None:
                 vals = grouper.refine(vals, raw.grads_index)
             per_unit, obs, total = grouper.group(vals, raw.grads_index)
@@ -244,22 +186,24 @@ class Analyzer:
                 per_unit, total = per_unit / scale, total / scale
             observed = obs.tolist()
             grad_vals = np.where(obs, per_unit, 0.0).tolist()
-            grad_vals.append(total)
+            grad_total = float(total)
             cols[LayerStat.GRAD_NORM] = (per_unit, obs)
-        if raw.weights_index is not None:
-            w, has, _ = grouper.group(host["wnorm"], raw.weights_index[0])
-            u, _, _ = grouper.group(host["unorm"], raw.weights_index[1])
+        if raw.weights_index is not None and values.weight_norms is not None \
+                and values.update_norms is not None:
+            w, has, _ = grouper.group(values.weight_norms, raw.weights_index[0])
+            u, _, _ = grouper.group(values.update_norms, raw.weights_index[1])
             with np.errstate(divide="ignore", invalid="ignore"):
                 cols[LayerStat.WEIGHT_NORM] = (w, has)
                 cols[LayerStat.UPDATE_RATIO] = (u / w, has)
         width = len(ACT_COLUMNS)
-        act = {i: host["act"][k * width:(k + 1) * width] for k, i in enumerate(raw.act_units)}
+        act = {i: values.act[k * width:(k + 1) * width] for k, i in enumerate(raw.act_units)}
         self.add_act_columns(cols, act)
         return HostStep(
             step=raw.step, loss=loss,
-            inp=_batch_stats(raw.input_sizes, host, "in", live.inputs if live else None),
-            tgt=_batch_stats(raw.target_sizes, host, "tg", live.targets if live else None),
-            grads=grad_vals, observed=observed, act=act, cols=cols, scale=scale,
+            inp=_batch_stats(raw.input_sizes, values.inputs, live.inputs if live else None),
+            tgt=_batch_stats(raw.target_sizes, values.targets, live.targets if live else None),
+            grads=grad_vals, grad_total=grad_total, observed=observed, act=act, cols=cols,
+            scale=scale,
             scaler_skip=raw.scaler and not raw.optimizer_stepped,
             optimizer_stepped=raw.optimizer_stepped, full=raw.full, settings=raw.settings,
         )
@@ -272,12 +216,13 @@ class Analyzer:
         nonfinite_now = hs.nonfinite
         inp, tgt = hs.inp, hs.tgt
         events += det.observe_input(
-            step, (inp[3] if inp else 0.0) + (tgt[3] if tgt else 0.0),
-            bool((inp and inp[4] > 0) or (tgt and tgt[4] > 0)))
+            step, (inp.nonfinite if inp else 0.0) + (tgt.nonfinite if tgt else 0.0),
+            bool((inp and inp.has_nan > 0) or (tgt and tgt.has_nan > 0)))
         if hs.loss is not None:
             events += det.observe_loss(step, hs.loss)
         grads = hs.grads
-        if grads is not None and not (hs.scaler_skip and not math.isfinite(grads[n])):
+        total_finite = math.isfinite(hs.grad_total or 0.0)
+        if grads is not None and not (hs.scaler_skip and not total_finite):
             events += det.observe_grads(
                 step, {site.names[i]: grads[i] for i in range(n) if hs.observed[i]})
         abnormal = alarm or nonfinite_now or any(
@@ -335,18 +280,17 @@ class Analyzer:
             cols[stat] = (vals, mask)
 
     def _write_step(self, hs: HostStep) -> None:
-        n = len(self.site.units)
         row: dict[str, float | None] = {
             "loss": hs.loss,
-            "grad_norm": hs.grads[n] if hs.grads is not None else None,
+            "grad_norm": hs.grad_total,
             "scaler_scale": hs.scale,
             "optimizer_stepped": 1.0 if hs.optimizer_stepped else 0.0,
             "full_stats": 1.0 if hs.full else 0.0,
         }
         for prefix, vals in (("input", hs.inp), ("target", hs.tgt)):
             if vals is not None:
-                row.update({f"{prefix}_max_abs": vals[0], f"{prefix}_mean": vals[1],
-                            f"{prefix}_std": vals[2], f"{prefix}_nonfinite": vals[3]})
+                row.update({f"{prefix}_max_abs": vals.max_abs, f"{prefix}_mean": vals.mean,
+                            f"{prefix}_std": vals.std, f"{prefix}_nonfinite": vals.nonfinite})
         writer = self.writer
         writer.add_step(hs.step, row)
         for k, v in hs.settings.items():
@@ -356,20 +300,19 @@ class Analyzer:
         writer.maybe_flush()
 
 
-def _batch_stats(sizes: list[int], host: dict[str, list[float]], prefix: str,
-                 live: list[tuple[Any, int, Any]] | None) -> list[float] | None:
-    """[max|x|, mean, std, non-finite count, has NaN] of a step's input (or target) batches.
-    The exact count needs the tensors (a second sync), only when a batch is non-finite."""
+def _batch_stats(sizes: list[int], moments: tuple[list[float], ...],
+                 live: list[tuple[Any, int, Any]] | None) -> BatchStats | None:
+    """A step's input (or target) batches as one `BatchStats`. The exact non-finite count needs
+    the tensors (a second sync), only when a batch is non-finite."""
     if not sizes:
         return None
-    max_abs, mean, std, finite = stats_from_moments(
-        [host[f"{prefix}{k}"] for k in range(len(sizes))], sizes)
+    max_abs, mean, std, finite = stats_from_moments(list(moments), sizes)
     if finite:
-        return [max_abs, mean, std, 0.0, 0.0]
+        return BatchStats(max_abs, mean, std, 0.0, 0.0)
     if live:
         count, has_nan = nonfinite_count([t for _, _, t in live])
-        return [max_abs, mean, std, count, float(has_nan)]
-    return [max_abs, mean, std, 1.0, 1.0]
+        return BatchStats(max_abs, mean, std, count, float(has_nan))
+    return BatchStats(max_abs, mean, std, 1.0, 1.0)
 
 
 def _applicable(stat: str, kind: str) -> bool:

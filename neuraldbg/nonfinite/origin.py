@@ -11,15 +11,26 @@ again (`backward_birth.py`), else the non-finite parameter gradients first in ba
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Protocol
 
 import torch
 
-from causal.schema.run import INPUT, LOSS, Direction, Event, EventKind, LayerStat, State
+from causal.schema.run import (
+    INPUT,
+    LOSS,
+    Direction,
+    Event,
+    EventKind,
+    LayerStat,
+    NonFiniteOrigin,
+    State,
+)
 from neuraldbg.capture.host_transfer import Gather
 from neuraldbg.capture.model_io import ArgNames, call_tensors
 from neuraldbg.capture.step_buffer import StashEntry, StepBuffer
+from neuraldbg.capture.step_values import BatchStats
 from neuraldbg.capture.tensor_stats import ACT_COLUMNS, nonfinite_count
 from neuraldbg.capture.watched_units import Unit
 from neuraldbg.nonfinite.float32_rerun import rerun_in_float32
@@ -45,12 +56,17 @@ _NAN = ACT_COLUMNS.index("act_has_nan")
 
 
 def nonfinite_origin(step: int, layer: str, direction: Direction, count: float, has_nan: bool,
-                     **meta: Any) -> Event:
-    """A `nonfinite_origin` event (metadata that is None is left out)."""
-    meta = {k: v for k, v in meta.items() if v is not None}
-    return Event(step=step, layer_name=layer, kind=EventKind.NONFINITE_ORIGIN,
-                 from_state=State.FINITE, to_state=State.NAN if has_nan else State.INF,
-                 value=float(count), metadata={"direction": str(direction), **meta})
+                     **facts: Any) -> Event:
+    """A `nonfinite_origin` event whose metadata are the `NonFiniteOrigin` facts given (a fact
+    that is None is not established)."""
+    return _with_facts(Event(step=step, layer_name=layer, kind=EventKind.NONFINITE_ORIGIN,
+                             from_state=State.FINITE, to_state=State.NAN if has_nan else State.INF,
+                             value=float(count)), NonFiniteOrigin(direction=direction, **facts))
+
+
+def _with_facts(ev: Event, facts: NonFiniteOrigin) -> Event:
+    return Event(ev.step, ev.layer_name, ev.kind, ev.from_state, ev.to_state, ev.value,
+                 facts.to_metadata())
 
 
 def forward_origin(site: OriginSite, step: int, b: StepBuffer) -> Event | None:
@@ -224,18 +240,17 @@ def _backward_origin(site: OriginSite, step: int, grads: list[float]) -> Event |
 
 
 def origin_event(site: OriginSite, step: int, b: StepBuffer, loss: float | None,
-                 inp: list[float] | None, tgt: list[float] | None, grads: list[float] | None,
+                 inp: BatchStats | None, tgt: BatchStats | None, grads: list[float] | None,
                  act: dict[int, list[float]], scaler_skipped: bool) -> Event:
     """The `nonfinite_origin` event for the step where the run first turned non-finite."""
-    extra = {"scaler_skipped": True} if scaler_skipped else {}
+    extra: dict[str, Any] = {"scaler_skipped": True} if scaler_skipped else {}
     for label, vals in (("input", inp), ("target", tgt)):
-        if vals is not None and vals[3] > 0:
-            return nonfinite_origin(step, INPUT, Direction.INPUT, vals[3], vals[4] > 0,
-                                    tensor=label, **extra)
+        if vals is not None and vals.nonfinite > 0:
+            return nonfinite_origin(step, INPUT, Direction.INPUT, vals.nonfinite,
+                                    vals.has_nan > 0, tensor=label, **extra)
     ev = b.forward_origin if b.hunted else forward_origin(site, step, b)
     if ev is not None:
-        return Event(step, ev.layer_name, ev.kind, ev.from_state, ev.to_state, ev.value,
-                     {**ev.metadata, **extra})
+        return _with_facts(ev, dataclasses.replace(ev.birth, **extra))
     if act:  # activations seen non-finite on a full step while outputs were not kept
         for i in sorted(act, key=lambda i: site.layer_order.get(site.names[i], 1 << 30)):
             if act[i][_NF] > 0:
@@ -249,6 +264,5 @@ def origin_event(site: OriginSite, step: int, b: StepBuffer, loss: float | None,
     if grads is not None:
         ev = b.backward_origin or _backward_origin(site, step, grads)
         if ev is not None:
-            return Event(ev.step, ev.layer_name, ev.kind, ev.from_state, ev.to_state, ev.value,
-                         {**ev.metadata, **extra})
+            return _with_facts(ev, dataclasses.replace(ev.birth, **extra))
     return nonfinite_origin(step, LOSS, Direction.LOSS, 1.0, True, exact=False, **extra)

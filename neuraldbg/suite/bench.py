@@ -87,7 +87,7 @@ def loss_failure_step(run: Run, losses: Sequence[float]) -> int | None:
     steps = [s for s, v in series if not math.isfinite(v)][:1] if series else [
         i for i, v in enumerate(losses) if not math.isfinite(v)][:1]
     steps += [ev.step for ev in run.events
-              if ev.kind in ("loss", "loss_finite") and ev.to_state in _LOSS_FAILED]
+              if ev.kind in (EventKind.LOSS, EventKind.LOSS_FINITE) and ev.to_state in _LOSS_FAILED]
     return min(steps) if steps else None
 
 
