@@ -26,14 +26,14 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _load_plugins(modules: Sequence[str] | None) -> None:
-    """Import each `--plugin` module (it registers its causes and symptoms on import)."""
-    import importlib
-
+    """Import each `--plugin` module (it registers its causes and symptoms on import), from the
+    working directory too."""
     from neuraldbg.errors import ConfigError
+    from neuraldbg.suite.scenario import import_plugins
 
     for name in modules or ():
         try:
-            importlib.import_module(name)
+            import_plugins([name])
         except ImportError as e:
             raise ConfigError(f"--plugin {name}: cannot import it ({e}); pass an importable "
                               "module that calls register_cause / register_symptom") from e
@@ -86,9 +86,12 @@ def _bench(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     _load_plugins(args.plugin)
     result = run_bench(args.suite, parse_seeds(args.seeds), progress=not args.no_progress,
-                       parameters=None if args.handset else args.params or "shipped")
+                       parameters=None if args.handset else args.params or "shipped",
+                       instrument=args.instrument, workers=_workers(args.workers),
+                       timeout=args.timeout, plugins=args.plugin or (), threads=args.threads)
     print(format_table(result))
-    print(f"\nparameters: {result['meta']['parameters']}")
+    loop = "record_loss(loss, target=y)" if args.instrument == "full" else "record_loss(loss)"
+    print(f"\nparameters: {result['meta']['parameters']}; loop: {args.instrument} ({loop})")
     errors = [r for r in result["runs"] if r.get("error")]
     for r in errors:
         print(f"error: {r['scenario']} seed {r['seed']}: {r['error']}", file=sys.stderr)
@@ -108,9 +111,37 @@ def _suite_verify(args: argparse.Namespace) -> int:
     from neuraldbg.suite.verify import format_verify, parse_seeds, verify
 
     torch.set_num_threads(args.threads)
-    rows = verify(args.dir, parse_seeds(args.seeds))
+    rows = verify(args.dir, parse_seeds(args.seeds), workers=_workers(args.workers),
+                  timeout=args.timeout, progress=not args.no_progress)
     print(format_verify(rows))
     return 0 if all(r.valid for r in rows) else 1
+
+
+def _workers(n: int | None) -> int:
+    from neuraldbg.errors import ConfigError
+    from neuraldbg.suite.parallel import default_workers
+
+    if n is None:
+        return default_workers()
+    if n < 1:
+        raise ConfigError(f"--workers {n}: pass 1 or more worker processes")
+    return n
+
+
+def _add_run_options(p: argparse.ArgumentParser, instrument: bool = True) -> None:
+    """The options of every command that trains scenarios: workers, timeout, the loop."""
+    from neuraldbg.suite.parallel import DEFAULT_TIMEOUT
+
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="worker processes "
+                   "(default: the machine's cores); results are the same for any N")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                   help=f"seconds one scenario x seed may run (default {DEFAULT_TIMEOUT:g}); "
+                   "past it the run is reported as an error")
+    if instrument:
+        p.add_argument("--instrument", choices=("readme", "full"), default="readme",
+                       help="the monitor's loop: readme, the README's three lines "
+                       "(record_loss(loss)), as users run it (default); full, the targets "
+                       "too (record_loss(loss, target=y)), for comparison")
 
 
 def _ess(text: str) -> float | str:
@@ -137,7 +168,9 @@ def _fit(args: argparse.Namespace) -> int:
     report = run_fit(args.suite, parse_seeds(args.seeds), out,
                      held_out_fraction=args.held_out_fraction, split_seed=args.split_seed,
                      ess=_ess(args.ess), calibration=args.calibration, cache=args.cache,
-                     progress=not args.no_progress, log=print, held_out=args.held_out)
+                     progress=not args.no_progress, log=print, held_out=args.held_out,
+                     instrument=args.instrument, workers=_workers(args.workers),
+                     timeout=args.timeout, plugins=args.plugin or (), threads=args.threads)
     print_errors(report.errors)
     cal = report.fitted.calibration
     print(f"fitted on {sum(report.fitted.runs.values())} runs (ess {report.fitted.ess:g}); "
@@ -175,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(func=_show)
     p = sub.add_parser("bench", help="accuracy and calibration of diagnose on a scenario suite")
     p.add_argument("--suite", default=None, help="directory of scenario files (default: the "
-                   "bundled held-out families, datasets/heldout/)")
+                   "bundled validation families, datasets/validation/)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--json", default=None, metavar="OUT", help="write the full result as JSON")
     p.add_argument("--plot", default=None, metavar="OUT.png",
@@ -188,22 +221,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "(it registers your causes); repeatable")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _add_run_options(p)
     p.set_defaults(func=_bench)
     p = sub.add_parser("suite", help="work with a scenario suite")
     suite_sub = p.add_subparsers(dest="suite_command", required=True)
     p = suite_sub.add_parser("verify", help="check every label by intervention (exit 1 if any "
                              "is invalid)")
     p.add_argument("dir", nargs="?", default=None, help="directory of scenario files (default: "
-                   "the whole bundled datasets/: train, heldout and probe)")
+                   "the whole bundled datasets/: train, validation, probe and blind)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _add_run_options(p, instrument=False)
     p.set_defaults(func=_suite_verify)
     p = sub.add_parser("fit", help="fit the network's parameters and calibration on a suite's "
                        "training families; compare on the held-out ones")
     p.add_argument("--suite", default=None, help="directory of training scenario files "
                    "(default: the bundled training families, datasets/train/)")
     p.add_argument("--held-out", default=None, metavar="DIR", help="directory of held-out "
-                   "scenario files to score (default: datasets/heldout/ with the bundled suite; "
+                   "scenario files to score (default: datasets/validation/ with the bundled suite; "
                    "with --suite alone, a family split of it)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--out", default=None, metavar="PATH", help="where to write the fitted "
@@ -224,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "so that re-fitting does not retrain unchanged scenarios")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _add_run_options(p)
     p.set_defaults(func=_fit)
     args = parser.parse_args(argv)
     try:

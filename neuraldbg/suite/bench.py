@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from causal.diagnose import REPORT_THRESHOLD, Parameters
 from causal.schema.vocabulary import EventKind, State
+from neuraldbg.suite.parallel import DEFAULT_TIMEOUT, TaskFailed, progress_bar, run_tasks
+from neuraldbg.suite.scenario import check_instrument, import_plugins
 from neuraldbg.suite.scoring import BINS, Row, calibration_bins, score
 from neuraldbg.suite.verify import failure_of, suite_files
 
@@ -99,10 +100,23 @@ def first_event_step(run: Run) -> int | None:
 # ---------------------------------------------------------------- collection
 
 
+def bench_task(path: str, seed: int, parameters: Parameters = "shipped",
+               instrument: str = "readme") -> tuple[Row, Row | None, Row | None]:
+    """`bench_one` in a temporary folder with the default registry (what a worker runs)."""
+    import tempfile
+
+    from causal.diagnose import builtin_registry
+
+    with tempfile.TemporaryDirectory(prefix="ndbg-bench-") as tmp:
+        return bench_one(Path(path), seed, builtin_registry(), tmp, parameters, instrument)
+
+
 def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
-              parameters: Parameters = "shipped") -> tuple[Row, Row | None, Row | None]:
+              parameters: Parameters = "shipped", instrument: str = "readme"
+              ) -> tuple[Row, Row | None, Row | None]:
     """Train, diagnose and time one scenario x seed: (row, grad-rule row, prior-only row).
-    The row also keeps every symptom's evidence, so that other parameters can re-score it."""
+    The row also keeps every symptom's evidence, so that other parameters can re-score it.
+    `instrument`: the loop the monitor is given (`neuraldbg.suite.scenario.train`)."""
     from causal.diagnose import collect_evidence, diagnose, posteriors
     from causal.network import get_network
     from neuraldbg.suite.scenario import load_scenario, train
@@ -114,7 +128,8 @@ def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
         try:
             scenario = load_scenario(path)
             row.update(cause=scenario.cause, origin=scenario.origin)
-            losses, run = train(scenario.build(seed), os.path.join(tmp, f"{path.stem}-{seed}"))
+            losses, run = train(scenario.build(seed), os.path.join(tmp, f"{path.stem}-{seed}"),
+                                instrument=instrument)
             if run is None:
                 raise RuntimeError("the monitor returned no run")
             t0 = time.perf_counter()
@@ -153,55 +168,26 @@ def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
     return row, rule, prior_row
 
 
-class _Counter:
-    """The progress fallback when tqdm is not installed: one rewritten stderr line."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.n, self.text = total, 0, ""
-
-    def set_description(self, text: str) -> None:
-        self.text = text
-        print(f"\rbench {self.n}/{self.total} {text:<40}", end="", file=sys.stderr, flush=True)
-
-    def update(self, n: int = 1) -> None:
-        self.n += n
-        self.set_description(self.text)
-
-    def close(self) -> None:
-        print(file=sys.stderr, flush=True)
-
-
-class _Silent(_Counter):
-    def set_description(self, text: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress(total: int, enabled: bool) -> Any:
-    if not enabled:
-        return _Silent(total)
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return _Counter(total)
-    return tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True)
-
-
 def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
               progress: bool = True, registry: Registry | None = None,
-              threshold: float = REPORT_THRESHOLD, parameters: Parameters = "shipped"
+              threshold: float = REPORT_THRESHOLD, parameters: Parameters = "shipped", *,
+              instrument: str = "readme", workers: int | None = None,
+              timeout: float = DEFAULT_TIMEOUT, plugins: Sequence[str] = (), threads: int = 1
               ) -> dict[str, Any]:
-    """Benchmark a suite directory (None: the bundled held-out families): the scored result,
-    JSON-safe. `parameters` as in `causal.diagnose.posteriors` (default: the shipped fit)."""
+    """Benchmark a suite directory (None: the bundled validation families): the scored result,
+    JSON-safe. `parameters` as in `causal.diagnose.posteriors` (default: the shipped fit).
+    `instrument`: "readme" (the README's loop, `record_loss(loss)`) or "full" (targets too).
+    `workers`: worker processes (None: this process, one run after the other), each importing
+    `plugins` first; a run past `timeout` seconds is an error row. A custom `registry` only
+    runs in this process."""
+    import functools
     import tempfile
 
     from causal.calibration.parameters import effective
     from causal.diagnose import builtin_registry
     from causal.network import get_network
 
-    files = suite_files(directory, split="heldout")
+    files = suite_files(directory, split="validation")
     reg = builtin_registry() if registry is None else registry
     t0 = time.perf_counter()
     eff = effective(reg, parameters)
@@ -210,20 +196,31 @@ def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     rows: list[Row] = []
     rule_rows: list[Row] = []
     prior_rows: list[Row] = []
-    bar = _progress(len(files) * len(seeds), progress)
+    check_instrument(instrument)
+    tasks = [(str(path), seed, parameters, instrument) for path in files for seed in seeds]
+    bar = progress_bar(len(tasks), progress)
     try:
         with tempfile.TemporaryDirectory(prefix="ndbg-bench-") as tmp:
-            for path in files:
-                for seed in seeds:
-                    bar.set_description(f"{path.stem} seed {seed}")
-                    row, rule, prior = bench_one(path, seed, reg, tmp, parameters)
-                    rows.append(row)
-                    if rule is not None and prior is not None:
-                        rule_rows.append(rule)
-                        prior_rows.append(prior)
-                    bar.update(1)
+            if registry is not None or workers is None:
+                fn: Any = functools.partial(_bench_here, registry=reg, tmp=tmp)
+                results = run_tasks(fn, tasks, workers=None, bar=bar, describe=_describe)
+            else:
+                results = run_tasks(bench_task, tasks, workers=workers, timeout=timeout,
+                                    threads=threads, bar=bar, describe=_describe,
+                                    setup=import_plugins, setup_args=(tuple(plugins),))
     finally:
         bar.close()
+    for (path, seed, _, _), result in zip(tasks, results, strict=True):
+        if isinstance(result, TaskFailed):
+            rows.append({"scenario": Path(path).stem, "seed": seed, "cause": None,
+                         "origin": None, "hypotheses": [], "seconds": None,
+                         "error": result.message, "warnings": []})
+            continue
+        row, rule, prior = result
+        rows.append(row)
+        if rule is not None and prior is not None:
+            rule_rows.append(rule)
+            prior_rows.append(prior)
     return {
         **score(rows, threshold),
         "runs": rows,
@@ -234,8 +231,17 @@ def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
         },
         "meta": {"suite": str(files[0].parent), "seeds": list(seeds), "threshold": threshold,
                  "bins": BINS, "network_build_seconds": build_seconds,
-                 "parameters": eff.source},
+                 "parameters": eff.source, "instrument": instrument},
     }
+
+
+def _bench_here(path: str, seed: int, parameters: Parameters, instrument: str, *,
+                registry: Registry, tmp: str) -> tuple[Row, Row | None, Row | None]:
+    return bench_one(Path(path), seed, registry, tmp, parameters, instrument)
+
+
+def _describe(task: tuple[Any, ...]) -> str:
+    return f"{Path(task[0]).stem} seed {task[1]}"
 
 
 # ---------------------------------------------------------------- presentation

@@ -34,6 +34,7 @@ from causal.calibration.fit import (
     select_ess,
     split_families,
 )
+from neuraldbg.suite.parallel import DEFAULT_TIMEOUT, TaskFailed, progress_bar, run_tasks
 
 if TYPE_CHECKING:
     from causal.registry import Registry
@@ -74,9 +75,9 @@ def _signature(registry: Registry) -> str:
     return symptom_signature(registry)
 
 
-def _cache_key(path: Path, seed: int, signature: str) -> str:
+def _cache_key(path: Path, seed: int, signature: str, instrument: str) -> str:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    return f"{path.stem}:{seed}:{digest}:{signature}"
+    return f"{path.stem}:{seed}:{digest}:{signature}:{instrument}"
 
 
 def _read_cache(path: Path | None) -> dict[str, dict[str, Any]]:
@@ -101,15 +102,26 @@ def _write_cache(path: Path, entries: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def observe_one(path: Path, seed: int, registry: Registry, tmp: str) -> Observation:
-    """Train one scenario x seed under the monitor; its label and every symptom's evidence."""
+def observe_task(path: str, seed: int, instrument: str) -> Observation:
+    """`observe_one` in a temporary folder with the default registry (what a worker runs)."""
+    from causal.diagnose import builtin_registry
+
+    with tempfile.TemporaryDirectory(prefix="ndbg-fit-") as tmp:
+        return observe_one(Path(path), seed, builtin_registry(), tmp, instrument)
+
+
+def observe_one(path: Path, seed: int, registry: Registry, tmp: str,
+                instrument: str = "full") -> Observation:
+    """Train one scenario x seed under the monitor (attached as `instrument` says); its label
+    and every symptom's evidence."""
     from causal.diagnose import collect_evidence
     from neuraldbg.suite.scenario import load_scenario, train
 
     scenario = load_scenario(path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the scenarios' own warnings are not ours to report
-        _, run = train(scenario.build(seed), os.path.join(tmp, f"{path.stem}-{seed}.ndbg"))
+        _, run = train(scenario.build(seed), os.path.join(tmp, f"{path.stem}-{seed}.ndbg"),
+                       instrument=instrument)
     if run is None:
         raise RuntimeError("the monitor returned no run")
     return Observation(scenario=scenario.name, family=path.stem, seed=seed,
@@ -120,17 +132,22 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
             families: Sequence[str] | None = None, *, registry: Registry | None = None,
             cache: str | os.PathLike[str] | None = None, progress: bool = False,
             errors: list[tuple[str, int | None, str]] | None = None,
-            split: str | None = None) -> list[Observation]:
+            split: str | None = None, instrument: str = "full", workers: int | None = None,
+            timeout: float = DEFAULT_TIMEOUT, plugins: Sequence[str] = (),
+            threads: int = 1) -> list[Observation]:
     """One `Observation` per scenario file (restricted to `families`, file stems) x seed.
     `directory` None means the bundled suite, or its `split`.
 
     `cache`: a JSON file of observations keyed by file stem, seed, a hash of the file and a hash
     of the registered symptoms' code, so an unchanged scenario is not retrained (delete it when
     the monitor itself changes). A run that crashes is left out and appended to `errors` (a
-    list of (family, seed, message)) when given, else raised.
+    list of (family, seed, message)) when given, else raised. `instrument`, `workers`,
+    `timeout`, `plugins` and `threads` as in `neuraldbg.suite.bench.run_bench`.
     """
+    import functools
+
     from causal.diagnose import builtin_registry
-    from neuraldbg.suite.bench import _progress
+    from neuraldbg.suite.scenario import check_instrument, import_plugins
     from neuraldbg.suite.verify import suite_files
 
     reg = builtin_registry() if registry is None else registry
@@ -141,33 +158,46 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     cache_path = None if cache is None else Path(cache)
     entries = _read_cache(cache_path)
     signature = _signature(reg)
-    out: list[Observation] = []
-    fresh = 0
-    bar = _progress(len(files) * len(seeds), progress)
+    check_instrument(instrument)
+    keys = {(path, seed): _cache_key(path, seed, signature, instrument)
+            for path in files for seed in seeds}
+    todo = [(str(path), seed, instrument) for path in files for seed in seeds
+            if keys[path, seed] not in entries]
+    bar = progress_bar(len(todo), progress)
     try:
         with tempfile.TemporaryDirectory(prefix="ndbg-fit-") as tmp:
-            for path in files:
-                for seed in seeds:
-                    bar.set_description(f"{path.stem} seed {seed}")
-                    try:
-                        key = _cache_key(path, seed, signature)
-                        if key in entries:
-                            ob = Observation.from_dict(entries[key])
-                        else:
-                            ob = observe_one(path, seed, reg, tmp)
-                            entries[key] = ob.to_dict()
-                            fresh += 1
-                        out.append(ob)
-                    except Exception as exc:  # a crash is reported; the others go on
-                        if errors is None:
-                            raise
-                        errors.append((path.stem, seed, f"{type(exc).__name__}: {exc}"))
-                    bar.update(1)
+            if registry is not None or workers is None:
+                fn: Any = functools.partial(_observe_here, registry=reg, tmp=tmp)
+                results = run_tasks(fn, todo, workers=None, bar=bar, describe=_describe)
+            else:
+                results = run_tasks(observe_task, todo, workers=workers, timeout=timeout,
+                                    threads=threads, bar=bar, describe=_describe,
+                                    setup=import_plugins, setup_args=(tuple(plugins),))
     finally:
         bar.close()
-        if cache_path is not None and fresh:
-            _write_cache(cache_path, entries)
+    fresh = 0
+    for (path_text, seed, _), result in zip(todo, results, strict=True):
+        if isinstance(result, TaskFailed):
+            if errors is None:
+                raise RuntimeError(f"{Path(path_text).stem} seed {seed}: {result.message}")
+            errors.append((Path(path_text).stem, seed, result.message))
+            continue
+        entries[keys[Path(path_text), seed]] = result.to_dict()
+        fresh += 1
+    if cache_path is not None and fresh:
+        _write_cache(cache_path, entries)
+    out = [Observation.from_dict(entries[keys[path, seed]]) for path in files for seed in seeds
+           if keys[path, seed] in entries]
     return out
+
+
+def _observe_here(path: str, seed: int, instrument: str, *, registry: Registry,
+                  tmp: str) -> Observation:
+    return observe_one(Path(path), seed, registry, tmp, instrument)
+
+
+def _describe(task: tuple[Any, ...]) -> str:
+    return f"{Path(task[0]).stem} seed {task[1]}"
 
 
 # ---------------------------------------------------------------- evaluation
@@ -247,20 +277,24 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
             split_seed: int = 0, ess: float | str = "auto", calibration: str = "temperature",
             registry: Registry | None = None, cache: str | os.PathLike[str] | None = None,
             progress: bool = False, log: Callable[[str], None] | None = None,
-            held_out: str | os.PathLike[str] | None = None) -> FitReport:
+            held_out: str | os.PathLike[str] | None = None, *, instrument: str = "full",
+            workers: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+            plugins: Sequence[str] = (), threads: int = 1) -> FitReport:
     """Collect and fit on the training families, write the parameters to `out` (unless None)
     and score the held-out families.
 
     Where the families come from: with `suite` None, the bundled suite's `train` split is fitted
-    and its `heldout` split scored; with `held_out` given, `suite` is fitted and `held_out`
+    and its `validation` split scored; with `held_out` given, `suite` is fitted and `held_out`
     scored; otherwise `suite` is split by family (`held_out_fraction` of each label's families,
-    chosen with `split_seed`), never by seed."""
+    chosen with `split_seed`), never by seed. `instrument` (default "full": the loop the
+    shipped parameters were fitted on), `workers`, `timeout`, `plugins`, `threads`: see
+    `collect`."""
     from causal.diagnose import builtin_registry
 
     reg = builtin_registry() if registry is None else registry
     errors: list[tuple[str, int | None, str]] = []
     bundled = suite is None and held_out is None
-    train_split, held_split = ("train", "heldout") if bundled else (None, None)
+    train_split, held_split = ("train", "validation") if bundled else (None, None)
     labels = suite_labels(suite, errors, split=train_split)
     if bundled or held_out is not None:
         held_labels = suite_labels(held_out, errors, split=held_split)
@@ -279,8 +313,11 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
     if log is not None:
         log(f"training families ({len(train)}): {', '.join(train)}")
         log(f"held-out families ({len(held)}): {', '.join(held) or '(none)'}")
-    train_obs = collect(suite, seeds, train, registry=reg, cache=cache, progress=progress,
-                        errors=errors, split=train_split)
+    runner: dict[str, Any] = {"instrument": instrument, "workers": workers, "timeout": timeout,
+                              "plugins": plugins, "threads": threads}
+    train_obs = collect(suite, seeds, train, registry=None if registry is None else reg,
+                        cache=cache, progress=progress, errors=errors, split=train_split,
+                        **runner)
     if not train_obs:
         raise FitError("no training run succeeded; nothing to fit (see the errors above)")
     if ess == "auto":  # chosen by leave-one-family-out cross-validation on the training runs
@@ -294,8 +331,9 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
     if out is not None:
         fitted.save(out)
     held_dir = suite if held_out is None and not bundled else held_out
-    held_obs = collect(held_dir, seeds, held, registry=reg, cache=cache, progress=progress,
-                       errors=errors, split=held_split) if held else []
+    held_obs = collect(held_dir, seeds, held, registry=None if registry is None else reg,
+                       cache=cache, progress=progress, errors=errors, split=held_split,
+                       **runner) if held else []
     comparison = evaluate(held_obs, reg, fitted) if held_obs else {}
     return FitReport(fitted, tuple(train), tuple(held), comparison, tuple(errors))
 

@@ -39,6 +39,9 @@ class Scenario:
         return self.path.stem
 
     def build(self, seed: int, fixed: bool = False) -> dict[str, Any]:
+        """The scenario's run for `seed`; the global random generators are seeded with it
+        first, so that a run does not depend on what ran before it in the process."""
+        seed_everything(seed)
         spec = self.module.build(seed, fixed=fixed)
         missing = [k for k in _KEYS if k not in spec]
         if missing:
@@ -77,11 +80,48 @@ def scenario_files(directory: str | os.PathLike[str]) -> list[Path]:
     return files
 
 
-def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = None
-          ) -> tuple[list[float], Run | None]:
+#: How the monitor is attached to the canonical loop: "readme", the README's three lines
+#: (`record_loss(loss)`, the scaler only when the scenario has one), which is how users run it
+#: and what accuracy is measured with; "full", the targets passed too (`record_loss(loss,
+#: target=y)`), for comparison.
+INSTRUMENTS = ("readme", "full")
+
+
+def check_instrument(instrument: str) -> None:
+    if instrument not in INSTRUMENTS:
+        raise ScenarioError(f"unknown instrument {instrument!r}: use one of {INSTRUMENTS}")
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's, numpy's and torch's global generators."""
+    import random
+
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+
+
+def import_plugins(modules: tuple[str, ...] | list[str]) -> None:
+    """Import each module (it registers its causes and symptoms); the working directory first
+    on the path, as `python -m` would."""
+    import importlib
+    import sys
+
+    if modules and "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for name in modules:
+        importlib.import_module(name)
+
+
+def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = None,
+          instrument: str = "readme") -> tuple[list[float], Run | None]:
     """The canonical loop: zero_grad, forward (model(*x) for tuples), loss (under autocast when
     amp_dtype is set), backward and step (through the scaler when given). Returns the losses
-    and, with `monitor_path`, the run recorded by NeuralDbg there."""
+    and, with `monitor_path`, the run recorded by NeuralDbg there, attached as `instrument`
+    says (`INSTRUMENTS`)."""
+    check_instrument(instrument)
     from neuraldbg.monitor import NeuralDbg
 
     model, opt, loss_fn = spec["model"], spec["optimizer"], spec["loss_fn"]
@@ -103,8 +143,10 @@ def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = No
                 scaler.scale(loss).backward()
             else:
                 loss.backward()
-            if dbg is not None:
+            if dbg is not None and instrument == "full":
                 dbg.record_loss(loss, target=y if next(iter_tensors(y), None) is not None else None)
+            elif dbg is not None:
+                dbg.record_loss(loss)
             if scaler is not None:
                 scaler.step(opt)
                 scaler.update()

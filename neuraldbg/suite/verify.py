@@ -38,9 +38,11 @@ HEALTHY = "healthy"
 
 
 #: The bundled suite's splits: `train` (the families the hand-set tables were checked against
-#: and `neuraldbg fit` fits on), `heldout` (never tuned on; what `neuraldbg bench` scores) and
-#: `probe` (written blind, like heldout, then used to find capture gaps; never fitted on).
-SPLITS = ("train", "heldout", "probe")
+#: and `neuraldbg fit` fits on), `validation` (never fitted on, but used to make decisions: what
+#: `neuraldbg bench` scores by default), `probe` (written blind, then used to find capture gaps;
+#: never fitted on) and `blind` (waves written blind and scored once each, with the README's
+#: loop; never fitted nor fixed against: `neuraldbg bench --suite datasets/blind`).
+SPLITS = ("train", "validation", "probe", "blind")
 
 
 def bundled_suite(split: str | None = None) -> Path:
@@ -247,11 +249,38 @@ def verify_one(path: Path, seeds: Sequence[int]) -> list[VerifyRow]:
     return rows
 
 
-def verify(directory: str | os.PathLike[str] | None, seeds: Sequence[int]) -> list[VerifyRow]:
-    """Verify every label of a suite directory (None: the bundled one) by intervention."""
+def verify_task(path: str, seed: int) -> list[VerifyRow]:
+    """`verify_one` of one seed (what a worker runs)."""
+    return verify_one(Path(path), [seed])
+
+
+def verify(directory: str | os.PathLike[str] | None, seeds: Sequence[int], *,
+           workers: int | None = None, timeout: float | None = None,
+           progress: bool = False) -> list[VerifyRow]:
+    """Verify every label of a suite directory (None: the bundled one) by intervention, in
+    `workers` processes (None: this one); a run past `timeout` seconds is an invalid row."""
+    from neuraldbg.suite.parallel import (
+        DEFAULT_TIMEOUT,
+        TaskFailed,
+        progress_bar,
+        run_tasks,
+    )
+
+    tasks = [(str(path), seed) for path in suite_files(directory, flag="DIR") for seed in seeds]
+    bar = progress_bar(len(tasks), progress, "run")
+    try:
+        results = run_tasks(verify_task, tasks, workers=workers,
+                            timeout=DEFAULT_TIMEOUT if timeout is None else timeout, bar=bar,
+                            describe=lambda t: f"{Path(t[0]).stem} seed {t[1]}")
+    finally:
+        bar.close()
     rows: list[VerifyRow] = []
-    for path in suite_files(directory, flag="DIR"):
-        rows.extend(verify_one(path, seeds))
+    for (path, seed), result in zip(tasks, results, strict=True):
+        if isinstance(result, TaskFailed):
+            rows.append(VerifyRow(Path(path).stem, "?", seed, "-", "-", False,
+                                  error=result.message))
+        else:
+            rows.extend(result)
     return rows
 
 

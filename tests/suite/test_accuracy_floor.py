@@ -15,7 +15,7 @@ import pytest
 
 from neuraldbg.suite.bench import run_bench
 
-HELDOUT = Path(__file__).resolve().parents[2] / "datasets" / "heldout"
+HELDOUT = Path(__file__).resolve().parents[2] / "datasets" / "validation"
 SUBSET = ["bad_init_resnet", "data_outlier_cnn", "dead_relu_cnn", "fp16_overflow_attention",
           "healthy_transformer", "lr_too_high_adam_transformer", "saturation_tanh_cnn",
           "unsafe_op_sqrt_norm", "unscaled_inputs_cnn"]

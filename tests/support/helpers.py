@@ -100,3 +100,33 @@ def write_suite(directory: Path, files: dict[str, tuple[str, bool, str]],
                                offset=100 * i if distinct_seeds else 0)
         (directory / f"{name}.py").write_text(textwrap.dedent(text))
     return directory
+
+
+# ---------------------------------------------------------------- tasks for worker processes
+# (module-level, so that a spawned worker can import them by name)
+
+
+def square_task(x: int) -> int:
+    return x * x
+
+
+def failing_task(x: int) -> int:
+    if x == 2:
+        raise ValueError(f"bad input {x}")
+    return x
+
+
+def hanging_task(x: int) -> int:
+    import time
+
+    if x == 1:
+        time.sleep(60)
+    return x
+
+
+def dying_task(x: int) -> int:
+    import os
+
+    if x == 0:
+        os._exit(3)  # the worker process dies mid-task
+    return x
