@@ -29,7 +29,7 @@ def _load_plugins(modules: Sequence[str] | None) -> None:
     """Import each `--plugin` module (it registers its causes and symptoms on import), from the
     working directory too."""
     from neuraldbg.errors import ConfigError
-    from neuraldbg.suite.scenario import import_plugins
+    from neuraldbg.plugins import import_plugins
 
     for name in modules or ():
         try:

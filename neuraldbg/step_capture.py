@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,6 +34,7 @@ from neuraldbg.capture.model_io import (
     model_loss,
     model_targets,
 )
+from neuraldbg.capture.optimizer_binding import OptimizerBinding
 from neuraldbg.capture.recurrent_gates import gate_row, is_fused_recurrent
 from neuraldbg.capture.state_preservation import preserved, runs_collectives
 from neuraldbg.capture.step_buffer import (
@@ -109,7 +109,6 @@ class StepCapture:
         self.names = [u.name for u in units]
         self.kinds = [str(u.kind) for u in units]
         self.grouper = NormGrouper([u.params for u in units])
-        self.param_ids = {id(p) for p in self.grouper.params}
         # a model in host memory: the step's values are read without a device copy
         self.cpu = all(p.is_cpu for p in self.grouper.params)
         # keep every module output on every step, or only run the forward again when needed
@@ -132,8 +131,8 @@ class StepCapture:
         self.slots: list[Slot] = []  # every hooked module; stash entries refer to them
         self.root_slot = -1
         self.buf = _CLOSED
-        self.optimizers: dict[int, bool] = {}
-        self.bound_optimizer: weakref.ReferenceType[torch.optim.Optimizer] | None = None
+        # the optimizer whose step ends this model's steps, and its settings
+        self.optimizer = OptimizerBinding(self.grouper.params, units)
         self.weight_buffers: list[torch.Tensor] | None = None
         self.weights_ready = False
         self.dag: DagTracker | None = None
@@ -141,10 +140,6 @@ class StepCapture:
         # the detection side: triage, the state machines, the flight recorder, escalation
         self.analyzer = Analyzer(self, writer, thresholds=thresholds,
                                  recorder_steps=recorder_steps, schedule=schedule)
-        self._settings_key: tuple[Any, ...] = ()
-        self._settings_last: dict[str, str] = {}
-        self._groups_key: tuple[int, int] = (0, 0)
-        self._groups_last: dict[str, str] = {}
         # activations applied as functions inside units, watched on full-statistics steps
         self.inner = InnerActivations(units, self.kinds, self._inner_kind, self._inner_late)
         self.watch_inner = not is_compiled(model)
@@ -309,7 +304,7 @@ class StepCapture:
     def forward_may_close_step(self) -> bool:
         """Whether a forward pass after a backward one may begin a new step: when no optimizer
         ends steps (not known yet, or a GradScaler may skip its step), unless `_accumulating`."""
-        return self.bound_optimizer is None or self.scaler is not None
+        return not self.optimizer.known_yet or self.scaler is not None
 
     def _accumulating(self, b: StepBuffer) -> bool:
         """A forward pass that is another micro-batch of step `b` (gradient accumulation): the
@@ -409,23 +404,13 @@ class StepCapture:
         s = getattr(scaler, "_scale", None)
         return s if isinstance(s, torch.Tensor) else None
 
-    def _bound(self, opt: torch.optim.Optimizer) -> bool:
-        """Whether `opt` updates this model's parameters (then it is the one that ends steps)."""
-        bound = self.optimizers.get(id(opt))
-        if bound is None:
-            bound = any(id(p) in self.param_ids for g in opt.param_groups for p in g["params"])
-            self.optimizers[id(opt)] = bound
-        if bound and (self.bound_optimizer is None or self.bound_optimizer() is not opt):
-            self.bound_optimizer = weakref.ref(opt)
-        return bound
-
     def on_optimizer_pre_step(self, opt: torch.optim.Optimizer, args: Any,
                               kwargs: Any) -> None:
         """Know the optimizer before its first update: one that runs a closure (LBFGS) runs
         several forward passes in one step, which must not each end a step."""
-        if not self.active or (self.bound_optimizer is not None and not self.scaler_checks):
+        if not self.active or (self.optimizer.known_yet and not self.scaler_checks):
             return
-        if self._bound(opt) and self.scaler_checks and self.buf.open and self.buf.norm_k:
+        if self.optimizer.bind(opt) and self.scaler_checks and self.buf.open and self.buf.norm_k:
             self._look_for_scaler()
 
     def _look_for_scaler(self) -> None:
@@ -442,7 +427,7 @@ class StepCapture:
             self.reporter.warn(NO_SCALER.format(factor=factor))
 
     def on_optimizer_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        if not self.active or not self._bound(opt):
+        if not self.active or not self.optimizer.bind(opt):
             return
         if self.buf.open:
             self.buf.optimizer_stepped = True
@@ -605,50 +590,15 @@ class StepCapture:
                 self.lossless += 1
                 if self.lossless == NO_LOSS_STEPS:
                     self.reporter.warn(NO_LOSS)
-        settings = self._settings(b)
+        settings = self.optimizer.settings(b.amp)
         weights = self.weights_ready and self.schedule.weights(step)
         if self.cpu and not weights and queue_quiet(self, step, b, settings):
             return
         raw, finite = collect(self, step, b, settings, weights)
-        if not finite and not b.hunted and self.bound_optimizer is not None \
+        if not finite and not b.hunted and self.optimizer.known_yet \
                 and not b.optimizer_stepped:
             self.hunt_now(b)  # the update was not applied (a GradScaler skipped it)
         self.analyzer.submit(raw, b)
-
-    def _settings(self, b: StepBuffer) -> dict[str, str]:
-        """Rarely changing settings in force at this step (written only when they change)."""
-        opt = self.bound_optimizer() if self.bound_optimizer is not None else None
-        lrs = tuple([g.get("lr") for g in opt.param_groups]) if opt is not None else ()
-        key = (b.amp, id(opt), lrs)
-        if key == self._settings_key:
-            return self._settings_last
-        settings = {"amp_dtype": b.amp}
-        if opt is not None:
-            settings["optimizer"] = type(opt).__name__
-            for i, lr in enumerate(lrs):
-                settings[f"lr/{i}"] = repr(float(lr if lr is not None else math.nan))
-            settings.update(self._group_members(opt))
-        self._settings_key, self._settings_last = key, settings
-        return settings
-
-    def _group_members(self, opt: torch.optim.Optimizer) -> dict[str, str]:
-        """With several param groups, which monitored modules each one updates
-        (`lr_group/<i>`: their names, space-separated), so that a learning rate too high in one
-        group can be traced to its modules. Computed once per optimizer (and group count)."""
-        key = (id(opt), len(opt.param_groups))
-        if self._groups_key == key:
-            return self._groups_last
-        out: dict[str, str] = {}
-        if len(opt.param_groups) > 1:
-            owner: dict[int, list[str]] = {}
-            for u in self.units:
-                for p in u.params:
-                    owner.setdefault(id(p), []).append(u.name)
-            for i, g in enumerate(opt.param_groups):
-                names = dict.fromkeys(n for p in g["params"] for n in owner.get(id(p), ()))
-                out[f"lr_group/{i}"] = " ".join(names)
-        self._groups_key, self._groups_last = key, out
-        return out
 
     def act_from_stash(self, b: StepBuffer) -> dict[int, list[float]]:
         """Full activation statistics of step `b` from its kept outputs (extra sync)."""

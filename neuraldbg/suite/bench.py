@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from causal.diagnose import REPORT_THRESHOLD, Parameters
 from causal.schema.vocabulary import EventKind, State
+from neuraldbg.plugins import import_plugins
 from neuraldbg.suite.parallel import DEFAULT_TIMEOUT, TaskFailed, progress_bar, run_tasks
-from neuraldbg.suite.scenario import check_instrument, import_plugins
+from neuraldbg.suite.scenario import check_instrument
 from neuraldbg.suite.scoring import BINS, Row, calibration_bins, score
 from neuraldbg.suite.verify import failure_of, suite_files
 

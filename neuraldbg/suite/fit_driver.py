@@ -147,7 +147,8 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     import functools
 
     from causal.diagnose import builtin_registry
-    from neuraldbg.suite.scenario import check_instrument, import_plugins
+    from neuraldbg.plugins import import_plugins
+    from neuraldbg.suite.scenario import check_instrument
     from neuraldbg.suite.verify import suite_files
 
     reg = builtin_registry() if registry is None else registry

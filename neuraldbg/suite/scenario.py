@@ -103,18 +103,6 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def import_plugins(modules: tuple[str, ...] | list[str]) -> None:
-    """Import each module (it registers its causes and symptoms); the working directory first
-    on the path, as `python -m` would."""
-    import importlib
-    import sys
-
-    if modules and "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    for name in modules:
-        importlib.import_module(name)
-
-
 def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = None,
           instrument: str = "readme") -> tuple[list[float], Run | None]:
     """The canonical loop: zero_grad, forward (model(*x) for tuples), loss (under autocast when
