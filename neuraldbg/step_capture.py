@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from causal.schema.run import ActivationKind, LayerStat
+from causal.schema.run import ActivationKind
 from causal.schema.run_file import RunWriter
 from neuraldbg.capture.forward_calls import forward_call, weights_version
 from neuraldbg.capture.forward_state import EMPTY, ForwardState
@@ -36,6 +36,7 @@ from neuraldbg.capture.model_io import (
 )
 from neuraldbg.capture.optimizer_binding import OptimizerBinding
 from neuraldbg.capture.recurrent_gates import gate_row, is_fused_recurrent
+from neuraldbg.capture.scaler_watch import MissingScalerCheck, scale_tensor
 from neuraldbg.capture.state_preservation import preserved, runs_collectives
 from neuraldbg.capture.step_buffer import (
     STASH_MAX_ELEMS,
@@ -69,7 +70,6 @@ from neuraldbg.schedule import Schedule, abnormal_interval
 
 __all__ = ["STASH_MAX_ELEMS", "StashEntry", "StepBuffer", "StepCapture"]
 
-_LAYER_STATS = tuple(s.value for s in LayerStat)
 _CLOSED = StepBuffer()  # the buffer between steps: never written (every writer checks `open`)
 NO_FORWARD = (
     "neuraldbg: gradients reached the monitored model's parameters, but its forward never ran "
@@ -84,13 +84,6 @@ NO_LOSS = (
     "divergence and stalls go unseen: call dbg.record_loss(loss) once per step (a tensor, no "
     "sync), or let the model return its loss as `loss` in a dict or ModelOutput, as Hugging "
     "Face models do.")
-
-SCALER_CHECKS = 5
-NO_SCALER = (
-    "neuraldbg: a GradScaler unscaled the gradients before the optimizer's step (they shrank "
-    "by exactly {factor:.0f}), but the monitor was not given it, so gradient norms are recorded "
-    "as scaled (large) and the steps the scaler skips as non-finite gradients: pass it, "
-    "NeuralDbg(model, scaler=scaler) (Hugging Face's Trainer: scaler=trainer.accelerator.scaler).")
 
 
 class StepCapture:
@@ -153,7 +146,7 @@ class StepCapture:
         self.inner_amp: str | None = None
         self.lossless: int | None = 0  # steps closed with no loss, until one has one
         # optimizer steps left on which to look for a GradScaler the user did not pass
-        self.scaler_checks = SCALER_CHECKS if scaler is None else 0
+        self.scaler_check = MissingScalerCheck(scaler, reporter)
 
     @property
     def layer_order(self) -> dict[str, int]:
@@ -280,7 +273,7 @@ class StepCapture:
             self.reporter.warn(NO_FORWARD)
         elif b.open and not b.backward_seen:
             b.backward_seen = True
-            scale = self._scale_tensor()  # the scale this backward pass used
+            scale = scale_tensor(self.scaler)  # the scale this backward pass used
             if scale is not None:
                 b.scale = scale.detach().reshape(-1)[0].clone()
                 b.scale_version = scale._version
@@ -312,7 +305,7 @@ class StepCapture:
         `GradNorms.untouched`) and the GradScaler, if any, has not been updated since."""
         if not b.backward_seen or not self.grads.untouched():
             return False
-        scale = self._scale_tensor()
+        scale = scale_tensor(self.scaler)
         return scale is None or b.scale_version < 0 or scale._version == b.scale_version
 
     def on_forward_start(self, module: nn.Module, args: Any, kwargs: Any) -> None:
@@ -397,34 +390,15 @@ class StepCapture:
         except Exception as e:
             self.reporter.internal_error("forward hook of the model", e)
 
-    def _scale_tensor(self) -> torch.Tensor | None:
-        scaler = self.scaler
-        if scaler is None or not getattr(scaler, "is_enabled", lambda: True)():
-            return None
-        s = getattr(scaler, "_scale", None)
-        return s if isinstance(s, torch.Tensor) else None
-
     def on_optimizer_pre_step(self, opt: torch.optim.Optimizer, args: Any,
                               kwargs: Any) -> None:
         """Know the optimizer before its first update: one that runs a closure (LBFGS) runs
         several forward passes in one step, which must not each end a step."""
-        if not self.active or (self.optimizer.known_yet and not self.scaler_checks):
+        if not self.active or (self.optimizer.known_yet and not self.scaler_check.left):
             return
-        if self.optimizer.bind(opt) and self.scaler_checks and self.buf.open and self.buf.norm_k:
-            self._look_for_scaler()
-
-    def _look_for_scaler(self) -> None:
-        """On the first steps, warn when a GradScaler the monitor was not given unscaled the
-        gradients (`GradNorms.unscaled_by`)."""
-        self.scaler_checks -= 1
-        try:
-            factor = self.grads.unscaled_by(self.buf)
-        except Exception as e:
-            self.reporter.internal_error("checking for a GradScaler", e)
-            return
-        if factor is not None:
-            self.scaler_checks = 0
-            self.reporter.warn(NO_SCALER.format(factor=factor))
+        if self.optimizer.bind(opt) and self.scaler_check.left and self.buf.open \
+                and self.buf.norm_k:
+            self.scaler_check.check(self.grads, self.buf)
 
     def on_optimizer_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if not self.active or not self.optimizer.bind(opt):
