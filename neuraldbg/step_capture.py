@@ -51,6 +51,7 @@ from neuraldbg.capture.step_buffer import (
 )
 from neuraldbg.capture.step_clock import StepClock
 from neuraldbg.capture.step_values import FetchedValues, collect, raw_step, step_loss
+from neuraldbg.capture.target_watch import TargetWatch
 from neuraldbg.capture.tensor_stats import (
     NormGrouper,
     activation_stats,
@@ -141,6 +142,8 @@ class StepCapture:
         # whether the user records the loss (record_loss); until then, a loss the model returns
         # itself (`model_io.model_loss`) is the step's loss
         self.user_loss = False
+        # the targets the loss takes, while the loop passes none (`capture/target_watch.py`)
+        self.target_watch = TargetWatch(self._target_found) if self.watch_inner else None
         # the autocast dtype a model's forward enters by itself (not in force when it is
         # called), learnt on a full-statistics step
         self.inner_amp: str | None = None
@@ -311,6 +314,8 @@ class StepCapture:
     def on_forward_start(self, module: nn.Module, args: Any, kwargs: Any) -> None:
         if self.replaying:
             return
+        if self.target_watch is not None and self.target_watch.on:
+            self.target_watch.end()
         if not self.active or not torch.is_grad_enabled():
             self.in_forward = False  # evaluation passes under no_grad are not recorded
             self.fast_stash = None
@@ -387,6 +392,8 @@ class StepCapture:
             if dag is not None and not self.replaying and (dag.recording or dag.dirty):
                 grad = any(x.requires_grad for x in iter_tensors(output))
                 dag.end_forward(requires_grad=grad)
+            if self.target_watch is not None and not self.replaying and b.open:
+                self.target_watch.begin(output)  # until the loss is recorded or the update applied
         except Exception as e:
             self.reporter.internal_error("forward hook of the model", e)
 
@@ -394,6 +401,8 @@ class StepCapture:
                               kwargs: Any) -> None:
         """Know the optimizer before its first update: one that runs a closure (LBFGS) runs
         several forward passes in one step, which must not each end a step."""
+        if self.target_watch is not None and self.target_watch.on:
+            self.target_watch.end()
         if not self.active or (self.optimizer.known_yet and not self.scaler_check.left):
             return
         if self.optimizer.bind(opt) and self.scaler_check.left and self.buf.open \
@@ -409,6 +418,10 @@ class StepCapture:
 
     # ------------------------------------------------------------------ the loop API
     def record_loss(self, loss: Any, targets: list[torch.Tensor]) -> None:
+        if self.target_watch is not None:
+            self.target_watch.end()
+            if targets:  # the loop passes its targets: no need to look for them again
+                self.target_watch = None
         if not self.active:
             return
         if not self.buf.open:
@@ -436,6 +449,11 @@ class StepCapture:
         for t in targets:  # their union is the step's target (several parts: RL batches)
             if t.numel() and t.is_floating_point():
                 b.targets.append((moments(t), t.numel(), t))
+
+    def _target_found(self, t: torch.Tensor) -> None:
+        b = self.buf
+        if b.open and self.active:
+            b.found_targets.append((moments(t), t.numel(), t))
 
     def _begin_step(self) -> StepBuffer:
         step = self.clock.value
@@ -531,6 +549,8 @@ class StepCapture:
     # ------------------------------------------------------------------ closing a step
     def close_step(self, step: int, advance: bool) -> None:
         """Turn the buffered step into statistics, events and rows of the run file."""
+        if self.target_watch is not None and self.target_watch.on:
+            self.target_watch.end()
         if self.inner.active:  # the step's last forward pass raised
             self.inner.end()
         if self.dag is not None:
@@ -555,6 +575,8 @@ class StepCapture:
                     self.weights_ready = False
 
     def _close(self, step: int, b: StepBuffer) -> None:
+        if not b.targets and b.found_targets:
+            b.targets = b.found_targets
         if self.grads.pending:  # a backward pass that did not reach its end (it raised)
             self.grads.flush(b)
         if self.lossless is not None:  # the steps closed before a loss was first recorded

@@ -21,3 +21,14 @@ def run_path(tmp_path):
         return str(tmp_path / f"{name}-{next(counter)}.ndbg")
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _no_function_mode_left_behind():
+    """No test leaves a TorchFunctionMode on the stack (the monitor's modes must always be
+    taken off, or they leak into the user's code)."""
+    from torch.overrides import _get_current_function_mode_stack
+
+    yield
+    stack = _get_current_function_mode_stack()
+    assert not stack, f"a function mode was left on: {stack}"

@@ -3,7 +3,8 @@ must not pop a mode the user (or another library) pushed after it."""
 
 from __future__ import annotations
 
-from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
+from torch._C import _len_torch_function_stack, _pop_torch_function_stack
+from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack, _push_mode
 
 
 def current_mode() -> TorchFunctionMode | None:
@@ -19,3 +20,20 @@ def leave(mode: TorchFunctionMode) -> bool:
         return False
     mode.__exit__(None, None, None)
     return True
+
+
+def remove(mode: TorchFunctionMode) -> bool:
+    """Take `mode` off the stack wherever it is: the modes pushed after it (another monitor's,
+    the user's) are put back in their order, so each still leaves as it expects. False when
+    `mode` is not on this thread's stack."""
+    above: list[TorchFunctionMode] = []
+    found = False
+    while _len_torch_function_stack() > 0:
+        top = _pop_torch_function_stack()
+        if top is mode:
+            found = True
+            break
+        above.append(top)
+    for m in reversed(above):
+        _push_mode(m)
+    return found

@@ -111,6 +111,9 @@ class StepBuffer:
     # (moments, element count, the batch: dropped once a quiet step is queued)
     inputs: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
     targets: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
+    # targets the loss took that the loop did not pass (`target_watch`): the step's targets
+    # when it has no others
+    found_targets: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
     # gradient norms of the parameters accumulated during the step (each at most once): the
     # parameter indices and the 0-d norms, in the order the backward passes produced them
     norm_k: list[int] = field(default_factory=list)

@@ -1,0 +1,172 @@
+"""The README's loop passes no targets; the monitor finds them where the loss takes them, for
+every common loss and for hand-written ones, and never takes anything else for them."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from neuraldbg import NeuralDbg
+
+BATCH = 16
+
+LOSSES = {
+    "mse": (lambda out, y: F.mse_loss(out, y),
+            lambda g: 300.0 * torch.randn(BATCH, 2, generator=g)),
+    "l1": (lambda out, y: F.l1_loss(out, y), lambda g: 300.0 * torch.randn(BATCH, 2, generator=g)),
+    "smooth_l1": (lambda out, y: F.smooth_l1_loss(out, y),
+                  lambda g: 300.0 * torch.randn(BATCH, 2, generator=g)),
+    "huber": (lambda out, y: F.huber_loss(out, y),
+              lambda g: 300.0 * torch.randn(BATCH, 2, generator=g)),
+    "bce": (lambda out, y: F.binary_cross_entropy(torch.sigmoid(out), y),
+            lambda g: torch.rand(BATCH, 2, generator=g)),
+    "bce_with_logits": (lambda out, y: F.binary_cross_entropy_with_logits(out, y),
+                        lambda g: torch.rand(BATCH, 2, generator=g)),
+    "cross_entropy_soft": (lambda out, y: F.cross_entropy(out, y),
+                           lambda g: torch.softmax(torch.randn(BATCH, 2, generator=g), 1)),
+    "nll_soft": (lambda out, y: -(y * F.log_softmax(out, 1)).sum(1).mean(),
+                 lambda g: torch.softmax(torch.randn(BATCH, 2, generator=g), 1)),
+    "poisson_nll": (lambda out, y: F.poisson_nll_loss(out, y),
+                    lambda g: 50.0 * torch.rand(BATCH, 2, generator=g)),
+    "gaussian_nll": (lambda out, y: F.gaussian_nll_loss(out, y, torch.ones_like(y)),
+                     lambda g: 300.0 * torch.randn(BATCH, 2, generator=g)),
+    "kl_div": (lambda out, y: F.kl_div(F.log_softmax(out, 1), y, reduction="batchmean"),
+               lambda g: torch.softmax(torch.randn(BATCH, 2, generator=g), 1)),
+    "hand_squared": (lambda out, y: ((out - y) ** 2).mean(),
+                     lambda g: 300.0 * torch.randn(BATCH, 2, generator=g)),
+    "hand_reversed": (lambda out, y: (y - out).abs().mean(),
+                      lambda g: 300.0 * torch.randn(BATCH, 2, generator=g)),
+    "squeezed_output": (lambda out, y: F.mse_loss(out.sum(1), y),
+                        lambda g: 300.0 * torch.randn(BATCH, generator=g)),
+}
+
+
+def _train(run_path, loss_fn, make_target, steps=6, after_backward=True):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    g = torch.Generator().manual_seed(0)
+    targets = []
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for _ in range(steps):
+            x, y = torch.randn(BATCH, 4, generator=g), make_target(g)
+            targets.append(y)
+            opt.zero_grad()
+            loss = loss_fn(model(x), y)
+            if after_backward:  # the README's order
+                loss.backward()
+                dbg.record_loss(loss)
+            else:
+                dbg.record_loss(loss)
+                loss.backward()
+            opt.step()
+    return dbg.run, targets
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_the_targets_a_loss_takes_are_recorded_without_being_passed(run_path, name):
+    loss_fn, make_target = LOSSES[name]
+    run, targets = _train(run_path, loss_fn, make_target)
+    recorded = [v for _, v in run.series.get("target_max_abs")]
+    assert len(recorded) == len(targets), f"{name}: targets seen on {len(recorded)} steps"
+    assert recorded == pytest.approx([float(y.abs().max()) for y in targets], rel=1e-5)
+
+
+def test_recording_the_loss_before_backward_finds_them_too(run_path):
+    loss_fn, make_target = LOSSES["mse"]
+    run, targets = _train(run_path, loss_fn, make_target, after_backward=False)
+    assert len(run.series.get("target_max_abs")) == len(targets)
+
+
+def test_class_labels_and_a_loss_without_targets_give_none(run_path):
+    run, _ = _train(run_path, lambda out, y: F.cross_entropy(out, y),
+                    lambda g: torch.randint(0, 2, (BATCH,), generator=g))
+    assert run.series.get("target_max_abs") == []  # categories have no scale
+    run, _ = _train(run_path, lambda out, y: out.pow(2).mean(), lambda g: None)
+    assert run.series.get("target_max_abs") == []
+
+
+def test_tensors_of_another_size_or_parameters_are_not_targets(run_path):
+    scale = torch.full((2,), 5.0)  # broadcast over the batch: not a per-example target
+
+    run, _ = _train(run_path, lambda out, y: ((out * scale) ** 2).mean() + 0 * y.sum(),
+                    lambda g: torch.randn(3, 2, generator=g))
+    assert run.series.get("target_max_abs") == []
+
+
+def test_targets_the_loop_passes_win_and_stop_the_search(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for _ in range(3):
+            x, y, other = torch.randn(BATCH, 4), torch.randn(BATCH, 2), 100.0 * torch.ones(BATCH, 2)
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), other)
+            loss.backward()
+            dbg.record_loss(loss, target=y)
+            opt.step()
+    run = dbg.run
+    assert all(v < 10 for _, v in run.series.get("target_max_abs"))
+
+
+def test_training_is_unchanged_by_the_search(run_path):
+    def losses(monitored):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        g = torch.Generator().manual_seed(0)
+        out = []
+        dbg = NeuralDbg(model, path=run_path()) if monitored else None
+        if dbg is not None:
+            dbg.start()
+        for _ in range(5):
+            x, y = torch.randn(BATCH, 4, generator=g), torch.randn(BATCH, 2, generator=g)
+            opt.zero_grad()
+            loss = F.gaussian_nll_loss(model(x), y, torch.ones_like(y))
+            loss.backward()
+            if dbg is not None:
+                dbg.record_loss(loss)
+            opt.step()
+            out.append(loss.item())
+        if dbg is not None:
+            dbg.close()
+        return out, [p.detach().clone() for p in model.parameters()]
+
+    (a, pa), (b, pb) = losses(False), losses(True)
+    assert a == b and all(torch.equal(x, y) for x, y in zip(pa, pb, strict=True))
+
+
+def test_the_watch_leaves_even_when_another_mode_came_on_after_it():
+    from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
+
+    from neuraldbg.capture.target_watch import TargetWatch
+
+    class Users(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    found = []
+    watch = TargetWatch(found.append)
+    out = nn.Linear(4, 2)(torch.randn(BATCH, 4))
+    watch.begin(out)
+    with Users() as users:
+        F.mse_loss(out, torch.randn(BATCH, 2))
+        watch.end()  # the user's mode is on top: the watch still comes off
+        assert _get_current_function_mode_stack() == [users]
+    assert _get_current_function_mode_stack() == [] and len(found) == 1
+
+
+def test_weights_computed_from_a_detached_prediction_are_not_targets(run_path):
+    """Advantage weights made from the model's own (detached) outputs are part of the loss,
+    not data: a NaN born there is not a corrupt target."""
+
+    def weighted(out, y):
+        weights = torch.exp(out.detach()[:, :1] - out.detach()[:, 1:]).squeeze(1)
+        return (weights * ((out[:, 0] - y) ** 2)).mean()
+
+    run, targets = _train(run_path, weighted, lambda g: 300.0 * torch.randn(BATCH, generator=g))
+    recorded = [v for _, v in run.series.get("target_max_abs")]
+    assert recorded == pytest.approx([float(y.abs().max()) for y in targets], rel=1e-5)
