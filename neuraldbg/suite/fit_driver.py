@@ -111,7 +111,7 @@ def observe_task(path: str, seed: int, instrument: str) -> Observation:
 
 
 def observe_one(path: Path, seed: int, registry: Registry, tmp: str,
-                instrument: str = "full") -> Observation:
+                instrument: str = "readme") -> Observation:
     """Train one scenario x seed under the monitor (attached as `instrument` says); its label
     and every symptom's evidence."""
     from causal.diagnose import collect_evidence
@@ -132,7 +132,7 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
             families: Sequence[str] | None = None, *, registry: Registry | None = None,
             cache: str | os.PathLike[str] | None = None, progress: bool = False,
             errors: list[tuple[str, int | None, str]] | None = None,
-            split: str | None = None, instrument: str = "full", workers: int | None = None,
+            split: str | None = None, instrument: str = "readme", workers: int | None = None,
             timeout: float = DEFAULT_TIMEOUT, plugins: Sequence[str] = (),
             threads: int = 1) -> list[Observation]:
     """One `Observation` per scenario file (restricted to `families`, file stems) x seed.
@@ -278,7 +278,7 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
             split_seed: int = 0, ess: float | str = "auto", calibration: str = "temperature",
             registry: Registry | None = None, cache: str | os.PathLike[str] | None = None,
             progress: bool = False, log: Callable[[str], None] | None = None,
-            held_out: str | os.PathLike[str] | None = None, *, instrument: str = "full",
+            held_out: str | os.PathLike[str] | None = None, *, instrument: str = "readme",
             workers: int | None = None, timeout: float = DEFAULT_TIMEOUT,
             plugins: Sequence[str] = (), threads: int = 1) -> FitReport:
     """Collect and fit on the training families, write the parameters to `out` (unless None)
@@ -287,9 +287,8 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
     Where the families come from: with `suite` None, the bundled suite's `train` split is fitted
     and its `validation` split scored; with `held_out` given, `suite` is fitted and `held_out`
     scored; otherwise `suite` is split by family (`held_out_fraction` of each label's families,
-    chosen with `split_seed`), never by seed. `instrument` (default "full": the loop the
-    shipped parameters were fitted on), `workers`, `timeout`, `plugins`, `threads`: see
-    `collect`."""
+    chosen with `split_seed`), never by seed. `instrument` (default "readme", the README's
+    loop), `workers`, `timeout`, `plugins`, `threads`: see `collect`."""
     from causal.diagnose import builtin_registry
 
     reg = builtin_registry() if registry is None else registry
