@@ -314,8 +314,7 @@ class StepCapture:
     def on_forward_start(self, module: nn.Module, args: Any, kwargs: Any) -> None:
         if self.replaying:
             return
-        if self.target_watch is not None and self.target_watch.on:
-            self.target_watch.end()
+        self._end_target_watch()
         if not self.active or not torch.is_grad_enabled():
             self.in_forward = False  # evaluation passes under no_grad are not recorded
             self.fast_stash = None
@@ -401,8 +400,7 @@ class StepCapture:
                               kwargs: Any) -> None:
         """Know the optimizer before its first update: one that runs a closure (LBFGS) runs
         several forward passes in one step, which must not each end a step."""
-        if self.target_watch is not None and self.target_watch.on:
-            self.target_watch.end()
+        self._end_target_watch()
         if not self.active or (self.optimizer.known_yet and not self.scaler_check.left):
             return
         if self.optimizer.bind(opt) and self.scaler_check.left and self.buf.open \
@@ -418,10 +416,9 @@ class StepCapture:
 
     # ------------------------------------------------------------------ the loop API
     def record_loss(self, loss: Any, targets: list[torch.Tensor]) -> None:
-        if self.target_watch is not None:
-            self.target_watch.end()
-            if targets:  # the loop passes its targets: no need to look for them again
-                self.target_watch = None
+        self._end_target_watch()
+        if self.target_watch is not None and targets:
+            self.target_watch = None  # the loop passes its targets: no need to look again
         if not self.active:
             return
         if not self.buf.open:
@@ -449,6 +446,11 @@ class StepCapture:
         for t in targets:  # their union is the step's target (several parts: RL batches)
             if t.numel() and t.is_floating_point():
                 b.targets.append((moments(t), t.numel(), t))
+
+    def _end_target_watch(self) -> None:
+        """The loss was recorded, the optimizer steps, or a new pass begins: stop looking."""
+        if self.target_watch is not None and self.target_watch.on:
+            self.target_watch.end()
 
     def _target_found(self, t: torch.Tensor) -> None:
         b = self.buf
@@ -549,8 +551,7 @@ class StepCapture:
     # ------------------------------------------------------------------ closing a step
     def close_step(self, step: int, advance: bool) -> None:
         """Turn the buffered step into statistics, events and rows of the run file."""
-        if self.target_watch is not None and self.target_watch.on:
-            self.target_watch.end()
+        self._end_target_watch()
         if self.inner.active:  # the step's last forward pass raised
             self.inner.end()
         if self.dag is not None:

@@ -17,7 +17,7 @@ the step's other values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -25,6 +25,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from neuraldbg.capture.function_modes import remove
+from neuraldbg.capture.tensor_stats import iter_tensors
 
 #: Calls looked at per step: a loss region longer than this is not a loss (an evaluation loop).
 MAX_CALLS = 256
@@ -44,10 +45,10 @@ class TargetWatch(TorchFunctionMode):
 
     def begin(self, output: Any) -> None:
         """The model's forward pass ended with `output`: watch until `end()`."""
-        batch = _batch_size(output)
-        if batch is None or self.on:
+        out = next((t for t in iter_tensors(output) if t.dim() >= 1 and t.requires_grad), None)
+        if out is None or self.on:
             return
-        self.batch, self.calls = batch, 0
+        self.batch, self.calls = int(out.shape[0]), 0
         self.seen.clear()
         self.derived.clear()
         self.__enter__()
@@ -70,12 +71,12 @@ class TargetWatch(TorchFunctionMode):
         self.calls += 1
         model_side = False
         try:  # under no_grad too: a value computed there from the outputs is still theirs
-            model_side = self._look(list(_tensors(args, kwargs)), torch.is_grad_enabled())
+            model_side = self._look(list(iter_tensors((args, kwargs))), torch.is_grad_enabled())
         except Exception:  # looking must never break the user's loss
             self.batch = -1
         result = func(*args, **kwargs)
         if model_side:  # what this call computed comes from the model's outputs
-            self.derived.update(id(t) for t in _tensors((result,), {}))
+            self.derived.update(id(t) for t in iter_tensors(result))
         return result
 
     def _look(self, tensors: list[torch.Tensor], report: bool) -> bool:
@@ -92,25 +93,3 @@ class TargetWatch(TorchFunctionMode):
                 self.found(t)
         return True
 
-
-def _tensors(args: Any, kwargs: Any) -> Iterator[torch.Tensor]:
-    """The tensors among a call's arguments (one level into tuples, lists and dicts)."""
-    for value in (*args, *kwargs.values()):
-        if isinstance(value, torch.Tensor):
-            yield value
-        elif isinstance(value, tuple | list):
-            yield from (v for v in value if isinstance(v, torch.Tensor))
-        elif isinstance(value, dict):
-            yield from (v for v in value.values() if isinstance(v, torch.Tensor))
-
-
-def _batch_size(output: Any) -> int | None:
-    """The first dimension of the model's first output tensor that carries gradients."""
-    if isinstance(output, torch.Tensor):
-        return int(output.shape[0]) if output.dim() >= 1 and output.requires_grad else None
-    values = output.values() if isinstance(output, dict) else (
-        output if isinstance(output, tuple | list) else ())
-    for v in values:
-        if isinstance(v, torch.Tensor) and v.dim() >= 1 and v.requires_grad:
-            return int(v.shape[0])
-    return None

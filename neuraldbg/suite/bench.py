@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from causal.diagnose import REPORT_THRESHOLD, Parameters
 from causal.schema.vocabulary import EventKind, State
-from neuraldbg.plugins import import_plugins
-from neuraldbg.suite.parallel import DEFAULT_TIMEOUT, TaskFailed, progress_bar, run_tasks
+from neuraldbg.suite.parallel import DEFAULT_TIMEOUT, TaskFailed, run_scenarios
 from neuraldbg.suite.scenario import check_instrument
 from neuraldbg.suite.scoring import BINS, Row, calibration_bins, score
 from neuraldbg.suite.verify import failure_of, suite_files
@@ -102,14 +101,17 @@ def first_event_step(run: Run) -> int | None:
 
 
 def bench_task(path: str, seed: int, parameters: Parameters = "shipped",
-               instrument: str = "readme") -> tuple[Row, Row | None, Row | None]:
-    """`bench_one` in a temporary folder with the default registry (what a worker runs)."""
+               instrument: str = "readme", registry: Registry | None = None
+               ) -> tuple[Row, Row | None, Row | None]:
+    """`bench_one` in a temporary folder (what a worker runs), with the default registry
+    unless one is given."""
     import tempfile
 
     from causal.diagnose import builtin_registry
 
+    reg = builtin_registry() if registry is None else registry
     with tempfile.TemporaryDirectory(prefix="ndbg-bench-") as tmp:
-        return bench_one(Path(path), seed, builtin_registry(), tmp, parameters, instrument)
+        return bench_one(Path(path), seed, reg, tmp, parameters, instrument)
 
 
 def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
@@ -182,7 +184,6 @@ def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     `plugins` first; a run past `timeout` seconds is an error row. A custom `registry` only
     runs in this process."""
     import functools
-    import tempfile
 
     from causal.calibration.parameters import effective
     from causal.diagnose import builtin_registry
@@ -199,18 +200,10 @@ def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     prior_rows: list[Row] = []
     check_instrument(instrument)
     tasks = [(str(path), seed, parameters, instrument) for path in files for seed in seeds]
-    bar = progress_bar(len(tasks), progress)
-    try:
-        with tempfile.TemporaryDirectory(prefix="ndbg-bench-") as tmp:
-            if registry is not None or workers is None:
-                fn: Any = functools.partial(_bench_here, registry=reg, tmp=tmp)
-                results = run_tasks(fn, tasks, workers=None, bar=bar, describe=_describe)
-            else:
-                results = run_tasks(bench_task, tasks, workers=workers, timeout=timeout,
-                                    threads=threads, bar=bar, describe=_describe,
-                                    setup=import_plugins, setup_args=(tuple(plugins),))
-    finally:
-        bar.close()
+    results = run_scenarios(
+        functools.partial(bench_task, registry=reg) if registry is not None else bench_task,
+        tasks, workers=None if registry is not None else workers, timeout=timeout,
+        threads=threads, plugins=plugins, progress=progress)
     for (path, seed, _, _), result in zip(tasks, results, strict=True):
         if isinstance(result, TaskFailed):
             rows.append({"scenario": Path(path).stem, "seed": seed, "cause": None,
@@ -234,15 +227,6 @@ def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
                  "bins": BINS, "network_build_seconds": build_seconds,
                  "parameters": eff.source, "instrument": instrument},
     }
-
-
-def _bench_here(path: str, seed: int, parameters: Parameters, instrument: str, *,
-                registry: Registry, tmp: str) -> tuple[Row, Row | None, Row | None]:
-    return bench_one(Path(path), seed, registry, tmp, parameters, instrument)
-
-
-def _describe(task: tuple[Any, ...]) -> str:
-    return f"{Path(task[0]).stem} seed {task[1]}"
 
 
 # ---------------------------------------------------------------- presentation

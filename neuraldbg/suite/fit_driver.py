@@ -34,7 +34,7 @@ from causal.calibration.fit import (
     select_ess,
     split_families,
 )
-from neuraldbg.suite.parallel import DEFAULT_TIMEOUT, TaskFailed, progress_bar, run_tasks
+from neuraldbg.suite.parallel import DEFAULT_TIMEOUT, TaskFailed, run_scenarios
 
 if TYPE_CHECKING:
     from causal.registry import Registry
@@ -102,12 +102,15 @@ def _write_cache(path: Path, entries: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def observe_task(path: str, seed: int, instrument: str) -> Observation:
-    """`observe_one` in a temporary folder with the default registry (what a worker runs)."""
+def observe_task(path: str, seed: int, instrument: str, registry: Registry | None = None
+                 ) -> Observation:
+    """`observe_one` in a temporary folder (what a worker runs), with the default registry
+    unless one is given."""
     from causal.diagnose import builtin_registry
 
+    reg = builtin_registry() if registry is None else registry
     with tempfile.TemporaryDirectory(prefix="ndbg-fit-") as tmp:
-        return observe_one(Path(path), seed, builtin_registry(), tmp, instrument)
+        return observe_one(Path(path), seed, reg, tmp, instrument)
 
 
 def observe_one(path: Path, seed: int, registry: Registry, tmp: str,
@@ -147,7 +150,6 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     import functools
 
     from causal.diagnose import builtin_registry
-    from neuraldbg.plugins import import_plugins
     from neuraldbg.suite.scenario import check_instrument
     from neuraldbg.suite.verify import suite_files
 
@@ -164,18 +166,10 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
             for path in files for seed in seeds}
     todo = [(str(path), seed, instrument) for path in files for seed in seeds
             if keys[path, seed] not in entries]
-    bar = progress_bar(len(todo), progress)
-    try:
-        with tempfile.TemporaryDirectory(prefix="ndbg-fit-") as tmp:
-            if registry is not None or workers is None:
-                fn: Any = functools.partial(_observe_here, registry=reg, tmp=tmp)
-                results = run_tasks(fn, todo, workers=None, bar=bar, describe=_describe)
-            else:
-                results = run_tasks(observe_task, todo, workers=workers, timeout=timeout,
-                                    threads=threads, bar=bar, describe=_describe,
-                                    setup=import_plugins, setup_args=(tuple(plugins),))
-    finally:
-        bar.close()
+    results = run_scenarios(
+        functools.partial(observe_task, registry=reg) if registry is not None else observe_task,
+        todo, workers=None if registry is not None else workers, timeout=timeout,
+        threads=threads, plugins=plugins, progress=progress)
     fresh = 0
     for (path_text, seed, _), result in zip(todo, results, strict=True):
         if isinstance(result, TaskFailed):
@@ -190,15 +184,6 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     out = [Observation.from_dict(entries[keys[path, seed]]) for path in files for seed in seeds
            if keys[path, seed] in entries]
     return out
-
-
-def _observe_here(path: str, seed: int, instrument: str, *, registry: Registry,
-                  tmp: str) -> Observation:
-    return observe_one(Path(path), seed, registry, tmp, instrument)
-
-
-def _describe(task: tuple[Any, ...]) -> str:
-    return f"{Path(task[0]).stem} seed {task[1]}"
 
 
 # ---------------------------------------------------------------- evaluation

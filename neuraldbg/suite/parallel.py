@@ -19,9 +19,13 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_TIMEOUT", "TaskFailed", "default_workers", "progress_bar", "run_tasks"]
+from neuraldbg.plugins import import_plugins
+
+__all__ = ["DEFAULT_TIMEOUT", "TaskFailed", "default_workers", "progress_bar", "run_scenarios",
+           "run_tasks"]
 
 #: Seconds one scenario x seed may run before its worker is killed (the bundled runs take
 #: seconds; an external suite may set its own).
@@ -81,6 +85,21 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], *,
                 bar.set_description(describe(tasks[i]))
             bar.update(1)
     return results
+
+
+def run_scenarios(task_fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], *,
+                  workers: int | None, timeout: float = DEFAULT_TIMEOUT, threads: int = 1,
+                  plugins: Sequence[str] = (), progress: bool = False) -> list[Any]:
+    """`run_tasks` for scenario x seed tasks (a scenario file's path first, the seed second),
+    with a progress bar naming the run; each worker imports `plugins` first. `task_fn` runs in
+    the workers, so it must be importable (a partial of one is fine in this process)."""
+    bar = progress_bar(len(tasks), progress)
+    try:
+        return run_tasks(task_fn, tasks, workers=workers, timeout=timeout, threads=threads,
+                         bar=bar, describe=lambda t: f"{Path(t[0]).stem} seed {t[1]}",
+                         setup=import_plugins, setup_args=(tuple(plugins),))
+    finally:
+        bar.close()
 
 
 # ---------------------------------------------------------------- the pool

@@ -259,21 +259,11 @@ def verify(directory: str | os.PathLike[str] | None, seeds: Sequence[int], *,
            progress: bool = False) -> list[VerifyRow]:
     """Verify every label of a suite directory (None: the bundled one) by intervention, in
     `workers` processes (None: this one); a run past `timeout` seconds is an invalid row."""
-    from neuraldbg.suite.parallel import (
-        DEFAULT_TIMEOUT,
-        TaskFailed,
-        progress_bar,
-        run_tasks,
-    )
+    from neuraldbg.suite.parallel import DEFAULT_TIMEOUT, TaskFailed, run_scenarios
 
     tasks = [(str(path), seed) for path in suite_files(directory, flag="DIR") for seed in seeds]
-    bar = progress_bar(len(tasks), progress, "run")
-    try:
-        results = run_tasks(verify_task, tasks, workers=workers,
-                            timeout=DEFAULT_TIMEOUT if timeout is None else timeout, bar=bar,
-                            describe=lambda t: f"{Path(t[0]).stem} seed {t[1]}")
-    finally:
-        bar.close()
+    results = run_scenarios(verify_task, tasks, workers=workers, progress=progress,
+                            timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
     rows: list[VerifyRow] = []
     for (path, seed), result in zip(tasks, results, strict=True):
         if isinstance(result, TaskFailed):
