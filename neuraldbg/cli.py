@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -88,7 +89,8 @@ def _bench(args: argparse.Namespace) -> int:
     result = run_bench(args.suite, parse_seeds(args.seeds), progress=not args.no_progress,
                        parameters=None if args.handset else args.params or "shipped",
                        instrument=args.instrument, workers=_workers(args.workers),
-                       timeout=args.timeout, plugins=args.plugin or (), threads=args.threads)
+                       timeout=args.timeout, plugins=args.plugin or (), threads=args.threads,
+                       store=_run_store(args.runs))
     print(format_table(result))
     loop = "record_loss(loss, target=y)" if args.instrument == "full" else "record_loss(loss)"
     print(f"\nparameters: {result['meta']['parameters']}; loop: {args.instrument} ({loop})")
@@ -142,6 +144,25 @@ def _add_run_options(p: argparse.ArgumentParser, instrument: bool = True) -> Non
                        help="the monitor's loop: readme, the README's three lines "
                        "(record_loss(loss)), as users run it (default); full, the targets "
                        "too (record_loss(loss, target=y)), for comparison")
+        p.add_argument("--runs", default=None, metavar="DIR",
+                       help="keep the recorded runs in DIR (created if missing) and reuse them "
+                       "while the scenario file, the seed, the loop and neuraldbg's capture "
+                       "code are unchanged: re-scoring a change to the diagnosis skips "
+                       "training")
+
+
+def _run_store(text: str | None) -> str | None:
+    """The --runs folder, created when missing."""
+    if text is None:
+        return None
+    from neuraldbg.errors import ConfigError
+
+    try:
+        os.makedirs(text, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--runs {text!r}: cannot create that folder ({e.strerror}); pass a "
+                          "writable one") from None
+    return text
 
 
 def _ess(text: str) -> float | str:
@@ -170,7 +191,8 @@ def _fit(args: argparse.Namespace) -> int:
                      ess=_ess(args.ess), calibration=args.calibration, cache=args.cache,
                      progress=not args.no_progress, log=print, held_out=args.held_out,
                      instrument=args.instrument, workers=_workers(args.workers),
-                     timeout=args.timeout, plugins=args.plugin or (), threads=args.threads)
+                     timeout=args.timeout, plugins=args.plugin or (), threads=args.threads,
+                     store=_run_store(args.runs))
     print_errors(report.errors)
     cal = report.fitted.calibration
     print(f"fitted on {sum(report.fitted.runs.values())} runs (ess {report.fitted.ess:g}); "

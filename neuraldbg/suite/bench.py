@@ -101,28 +101,30 @@ def first_event_step(run: Run) -> int | None:
 
 
 def bench_task(path: str, seed: int, parameters: Parameters = "shipped",
-               instrument: str = "readme", registry: Registry | None = None
-               ) -> tuple[Row, Row | None, Row | None]:
+               instrument: str = "readme", registry: Registry | None = None,
+               store: str | None = None) -> tuple[Row, Row | None, Row | None]:
     """`bench_one` in a temporary folder (what a worker runs), with the default registry
-    unless one is given."""
+    unless one is given, reusing the runs kept in `store` (`neuraldbg.suite.run_store`)."""
     import tempfile
 
     from causal.diagnose import builtin_registry
 
     reg = builtin_registry() if registry is None else registry
     with tempfile.TemporaryDirectory(prefix="ndbg-bench-") as tmp:
-        return bench_one(Path(path), seed, reg, tmp, parameters, instrument)
+        return bench_one(Path(path), seed, reg, tmp, parameters, instrument,
+                         None if store is None else Path(store))
 
 
 def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
-              parameters: Parameters = "shipped", instrument: str = "readme"
-              ) -> tuple[Row, Row | None, Row | None]:
+              parameters: Parameters = "shipped", instrument: str = "readme",
+              store: Path | None = None) -> tuple[Row, Row | None, Row | None]:
     """Train, diagnose and time one scenario x seed: (row, grad-rule row, prior-only row).
     The row also keeps every symptom's evidence, so that other parameters can re-score it.
     `instrument`: the loop the monitor is given (`neuraldbg.suite.scenario.train`)."""
     from causal.diagnose import collect_evidence, diagnose, posteriors
     from causal.network import get_network
-    from neuraldbg.suite.scenario import load_scenario, train
+    from neuraldbg.suite.run_store import train_or_load
+    from neuraldbg.suite.scenario import load_scenario
 
     row: Row = {"scenario": path.stem, "seed": seed, "cause": None, "origin": None,
                 "hypotheses": [], "seconds": None, "error": None, "warnings": []}
@@ -131,8 +133,8 @@ def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
         try:
             scenario = load_scenario(path)
             row.update(cause=scenario.cause, origin=scenario.origin)
-            losses, run = train(scenario.build(seed), os.path.join(tmp, f"{path.stem}-{seed}"),
-                                instrument=instrument)
+            losses, run = train_or_load(lambda: scenario.build(seed), path, seed, instrument,
+                                        store, tmp)
             if run is None:
                 raise RuntimeError("the monitor returned no run")
             t0 = time.perf_counter()
@@ -175,14 +177,15 @@ def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
               progress: bool = True, registry: Registry | None = None,
               threshold: float = REPORT_THRESHOLD, parameters: Parameters = "shipped", *,
               instrument: str = "readme", workers: int | None = None,
-              timeout: float = DEFAULT_TIMEOUT, plugins: Sequence[str] = (), threads: int = 1
-              ) -> dict[str, Any]:
+              timeout: float = DEFAULT_TIMEOUT, plugins: Sequence[str] = (), threads: int = 1,
+              store: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Benchmark a suite directory (None: the bundled validation families): the scored result,
     JSON-safe. `parameters` as in `causal.diagnose.posteriors` (default: the shipped fit).
     `instrument`: "readme" (the README's loop, `record_loss(loss)`) or "full" (targets too).
     `workers`: worker processes (None: this process, one run after the other), each importing
     `plugins` first; a run past `timeout` seconds is an error row. A custom `registry` only
-    runs in this process."""
+    runs in this process. `store`: a folder that keeps the recorded runs and reuses them
+    (`neuraldbg.suite.run_store`), so re-scoring after a change to the diagnosis skips training."""
     import functools
 
     from causal.calibration.parameters import effective
@@ -200,8 +203,9 @@ def run_bench(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     prior_rows: list[Row] = []
     check_instrument(instrument)
     tasks = [(str(path), seed, parameters, instrument) for path in files for seed in seeds]
+    kept = None if store is None else os.fspath(store)
     results = run_scenarios(
-        functools.partial(bench_task, registry=reg) if registry is not None else bench_task,
+        functools.partial(bench_task, registry=registry, store=kept),
         tasks, workers=None if registry is not None else workers, timeout=timeout,
         threads=threads, plugins=plugins, progress=progress)
     for (path, seed, _, _), result in zip(tasks, results, strict=True):

@@ -102,29 +102,30 @@ def _write_cache(path: Path, entries: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def observe_task(path: str, seed: int, instrument: str, registry: Registry | None = None
-                 ) -> Observation:
+def observe_task(path: str, seed: int, instrument: str, registry: Registry | None = None,
+                 store: str | None = None) -> Observation:
     """`observe_one` in a temporary folder (what a worker runs), with the default registry
-    unless one is given."""
+    unless one is given, reusing the runs kept in `store` (`neuraldbg.suite.run_store`)."""
     from causal.diagnose import builtin_registry
 
     reg = builtin_registry() if registry is None else registry
     with tempfile.TemporaryDirectory(prefix="ndbg-fit-") as tmp:
-        return observe_one(Path(path), seed, reg, tmp, instrument)
+        return observe_one(Path(path), seed, reg, tmp, instrument,
+                           None if store is None else Path(store))
 
 
 def observe_one(path: Path, seed: int, registry: Registry, tmp: str,
-                instrument: str = "readme") -> Observation:
-    """Train one scenario x seed under the monitor (attached as `instrument` says); its label
-    and every symptom's evidence."""
+                instrument: str = "readme", store: Path | None = None) -> Observation:
+    """Train one scenario x seed under the monitor (attached as `instrument` says), or read it
+    back from `store`; its label and every symptom's evidence."""
     from causal.diagnose import collect_evidence
-    from neuraldbg.suite.scenario import load_scenario, train
+    from neuraldbg.suite.run_store import train_or_load
+    from neuraldbg.suite.scenario import load_scenario
 
     scenario = load_scenario(path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the scenarios' own warnings are not ours to report
-        _, run = train(scenario.build(seed), os.path.join(tmp, f"{path.stem}-{seed}.ndbg"),
-                       instrument=instrument)
+        _, run = train_or_load(lambda: scenario.build(seed), path, seed, instrument, store, tmp)
     if run is None:
         raise RuntimeError("the monitor returned no run")
     return Observation(scenario=scenario.name, family=path.stem, seed=seed,
@@ -137,7 +138,8 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
             errors: list[tuple[str, int | None, str]] | None = None,
             split: str | None = None, instrument: str = "readme", workers: int | None = None,
             timeout: float = DEFAULT_TIMEOUT, plugins: Sequence[str] = (),
-            threads: int = 1) -> list[Observation]:
+            threads: int = 1, store: str | os.PathLike[str] | None = None
+            ) -> list[Observation]:
     """One `Observation` per scenario file (restricted to `families`, file stems) x seed.
     `directory` None means the bundled suite, or its `split`.
 
@@ -145,7 +147,7 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     of the registered symptoms' code, so an unchanged scenario is not retrained (delete it when
     the monitor itself changes). A run that crashes is left out and appended to `errors` (a
     list of (family, seed, message)) when given, else raised. `instrument`, `workers`,
-    `timeout`, `plugins` and `threads` as in `neuraldbg.suite.bench.run_bench`.
+    `timeout`, `plugins`, `threads` and `store` as in `neuraldbg.suite.bench.run_bench`.
     """
     import functools
 
@@ -167,7 +169,8 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
     todo = [(str(path), seed, instrument) for path in files for seed in seeds
             if keys[path, seed] not in entries]
     results = run_scenarios(
-        functools.partial(observe_task, registry=reg) if registry is not None else observe_task,
+        functools.partial(observe_task, registry=registry,
+                          store=None if store is None else os.fspath(store)),
         todo, workers=None if registry is not None else workers, timeout=timeout,
         threads=threads, plugins=plugins, progress=progress)
     fresh = 0
@@ -265,7 +268,8 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
             progress: bool = False, log: Callable[[str], None] | None = None,
             held_out: str | os.PathLike[str] | None = None, *, instrument: str = "readme",
             workers: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-            plugins: Sequence[str] = (), threads: int = 1) -> FitReport:
+            plugins: Sequence[str] = (), threads: int = 1,
+            store: str | os.PathLike[str] | None = None) -> FitReport:
     """Collect and fit on the training families, write the parameters to `out` (unless None)
     and score the held-out families.
 
@@ -273,7 +277,7 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
     and its `validation` split scored; with `held_out` given, `suite` is fitted and `held_out`
     scored; otherwise `suite` is split by family (`held_out_fraction` of each label's families,
     chosen with `split_seed`), never by seed. `instrument` (default "readme", the README's
-    loop), `workers`, `timeout`, `plugins`, `threads`: see `collect`."""
+    loop), `workers`, `timeout`, `plugins`, `threads`, `store`: see `collect`."""
     from causal.diagnose import builtin_registry
 
     reg = builtin_registry() if registry is None else registry
@@ -299,7 +303,7 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
         log(f"training families ({len(train)}): {', '.join(train)}")
         log(f"held-out families ({len(held)}): {', '.join(held) or '(none)'}")
     runner: dict[str, Any] = {"instrument": instrument, "workers": workers, "timeout": timeout,
-                              "plugins": plugins, "threads": threads}
+                              "plugins": plugins, "threads": threads, "store": store}
     train_obs = collect(suite, seeds, train, registry=None if registry is None else reg,
                         cache=cache, progress=progress, errors=errors, split=train_split,
                         **runner)
