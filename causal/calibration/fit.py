@@ -5,7 +5,7 @@ evidence every registered symptom gave on the run), collected by `neuraldbg.suit
 hand. The output is a `FittedParameters`, a versioned JSON-safe record that `apply`s to a registry
 (fitted likelihoods and leaks) and `calibrate`s posteriors.
 
-**Likelihoods and leaks (pgmpy, Dirichlet posterior).** The network's symptom CPDs are
+**Likelihoods and leaks (Dirichlet posterior).** The network's symptom CPDs are
 log-linear (`causal.network.combine`): the column where exactly one cause is present *is* that
 cause's `likelihoods[symptom]`, the column where every cause is absent *is* the symptom's `leak`,
 and every other column is derived from those. So the free parameters are exactly one column per
@@ -13,7 +13,7 @@ and every other column is derived from those. So the free parameters are exactly
 (or none: "healthy"), observes one of these columns and nothing else. For each cause C we build a
 sub-model C -> (each symptom C raises), fully observed: C = "present" rows are C's runs, C =
 "absent" rows are the healthy runs (runs of other causes are left out: they observe other
-columns). pgmpy's `DiscreteBayesianEstimator` (prior "dirichlet") fits it with pseudo-counts
+columns). A Bayesian estimator (prior "dirichlet") fits it with pseudo-counts
 `ess * hand-set table`: `ess * likelihoods[s]` in the present column, `ess * leak[s]` in the absent
 one, so each fitted column is the Dirichlet posterior mean `(ess * hand_set + counts) / (ess + n)`.
 The present column becomes the cause's fitted likelihoods; the absent column the symptom's fitted
@@ -26,7 +26,10 @@ becomes a few weighted rows (`_coupled_rows`, a quantile coupling of its symptom
 the unit interval is cut at every symptom's cumulative probabilities, and each piece is one row,
 weighted by its length, taking in each symptom the state whose cumulative interval holds it), so
 every symptom's weighted state counts equal the observation's distribution exactly, and pgmpy's
-weighted counting (`sample_weight`) gives the expected counts.
+weighted counting (`sample_weight`) gives the expected counts. `fit_tables` computes those means
+in closed form from the summed distributions (so a leave-one-family-out fold is a subtraction);
+`fit_tables_pgmpy` fits the same sub-models with pgmpy's `DiscreteBayesianEstimator`, and a test
+holds the two equal.
 
 **Priors are not re-estimated.** They stay the hand-set values: the suite's mix of causes is a
 design choice (about three families per cause, six healthy), not the frequency of causes behind
@@ -75,8 +78,8 @@ from causal.registry import Registry
 __all__ = [
     "CALIBRATION_PRIOR_SD", "DEFAULT_ESS", "ESS_CANDIDATES", "FORMAT", "HEALTHY", "SCHEMA_VERSION",
     "SHIPPED_PATH", "Calibration", "FitError", "FittedParameters", "Observation",
-    "fit_calibration", "fit_parameters", "fit_tables", "log_loss", "select_ess", "split_families",
-    "top_cause",
+    "fit_calibration", "fit_parameters", "fit_tables", "fit_tables_pgmpy", "log_loss",
+    "select_ess", "split_families", "top_cause",
 ]
 
 HEALTHY = "healthy"
@@ -214,14 +217,91 @@ def _check_observations(observations: Sequence[Observation], registry: Registry,
                                f"{list(symptoms[s].states)}: {dict(dist)}")
 
 
+#: label -> symptom -> state -> summed probability, and label -> number of runs.
+_Sums = dict[str, dict[str, dict[str, float]]]
+
+
+def _sums(observations: Iterable[Observation], states: Mapping[str, Sequence[str]]
+          ) -> tuple[_Sums, dict[str, int]]:
+    """Per label, every symptom's summed distribution (the expected state counts) and the
+    number of runs."""
+    sums: _Sums = {}
+    runs: dict[str, int] = {}
+    for ob in observations:
+        per = sums.setdefault(ob.cause, {})
+        runs[ob.cause] = runs.get(ob.cause, 0) + 1
+        for s, dist in ob.evidence.items():
+            if s not in states:
+                continue
+            acc = per.setdefault(s, dict.fromkeys(states[s], 0.0))
+            for st in states[s]:
+                acc[st] += float(dist.get(st, 0.0))
+    return sums, runs
+
+
+def _minus(a: tuple[_Sums, dict[str, int]], b: tuple[_Sums, dict[str, int]]
+           ) -> tuple[_Sums, dict[str, int]]:
+    """The sums of `a` without the observations summed in `b` (a family's, for its fold)."""
+    sums = {label: {s: dict(d) for s, d in per.items()} for label, per in a[0].items()}
+    for label, per in b[0].items():
+        for s, d in per.items():
+            for st, v in d.items():
+                sums[label][s][st] = max(sums[label][s][st] - v, 0.0)
+    runs = {label: n - b[1].get(label, 0) for label, n in a[1].items()}
+    return sums, runs
+
+
+def _tables(summed: tuple[_Sums, dict[str, int]], registry: Registry, ess: float
+            ) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, dict[str, float]]]:
+    """The Dirichlet posterior means `(ess * hand-set + counts) / (ess + n)` of every cause's
+    likelihood columns and every raised symptom's leak (module docstring)."""
+    sums, runs = summed
+    causes, symptoms = registry.causes(), registry.symptoms()
+    states = {s: tuple(sym.states) for s, sym in symptoms.items()}
+    leaks_hand = {s: sym.leak_distribution() for s, sym in symptoms.items()}
+
+    def column(prior: Mapping[str, float], label: str, s: str) -> dict[str, float]:
+        counts = sums.get(label, {}).get(s, {})
+        n = runs.get(label, 0)
+        return {st: (ess * float(prior.get(st, 0.0)) + counts.get(st, 0.0)) / (ess + n)
+                for st in states[s]}
+
+    healthy = runs.get(HEALTHY, 0) > 0
+    likelihoods: dict[str, dict[str, dict[str, float]]] = {}
+    leaks: dict[str, dict[str, float]] = {s: dict(d) for s, d in leaks_hand.items()}
+    for name, cause in causes.items():
+        likelihoods[name] = {s: column(cause.likelihoods[s], name, s) for s in cause.likelihoods}
+        if healthy:
+            for s in cause.likelihoods:
+                leaks[s] = column(leaks_hand[s], HEALTHY, s)
+    return likelihoods, leaks
+
+
 def fit_tables(observations: Sequence[Observation], registry: Registry,
                ess: float = DEFAULT_ESS) -> tuple[dict[str, dict[str, dict[str, float]]],
                                                   dict[str, dict[str, float]]]:
-    """(likelihoods, leaks): the Dirichlet posterior means fitted by pgmpy, per cause sub-model
-    (see the module docstring). Causes with no run and no healthy run keep their tables."""
+    """(likelihoods, leaks): the Dirichlet posterior means of every column (see the module
+    docstring; `fit_tables_pgmpy` computes the same with pgmpy's estimator). Causes with no run
+    keep their hand-set tables, and so do the leaks when there is no healthy run."""
+    _check_ess(ess)
+    states = {s: tuple(sym.states) for s, sym in registry.symptoms().items()}
+    return _tables(_sums(observations, states), registry, ess)
+
+
+def _check_ess(ess: float) -> None:
     if not (isinstance(ess, (int, float)) and math.isfinite(ess) and ess > 0.0):
         raise FitError(f"ess {ess!r} must be a positive number (the hand-set tables' weight "
                        "in runs)")
+
+
+def fit_tables_pgmpy(observations: Sequence[Observation], registry: Registry,
+                     ess: float = DEFAULT_ESS
+                     ) -> tuple[dict[str, dict[str, dict[str, float]]],
+                                dict[str, dict[str, float]]]:
+    """`fit_tables` by pgmpy's `DiscreteBayesianEstimator` (prior "dirichlet"), one sub-model
+    per cause over weighted rows (`_coupled_rows`): the reference the closed form is tested
+    against (it takes about a second per cause, too slow for one fit per family)."""
+    _check_ess(ess)
     np, pd, DBN, Estimator = _pg()
     causes, symptoms = registry.causes(), registry.symptoms()
     states = {s: tuple(sym.states) for s, sym in symptoms.items()}
@@ -273,12 +353,17 @@ def cross_fitted(observations: Sequence[Observation], registry: Registry, ess: f
                  ) -> Iterator[tuple[list[Observation], Registry]]:
     """Per training family (sorted): its runs, and `registry` with tables fitted on every
     other family. Scoring a family with them is the situation on a family never seen."""
+    _check_ess(ess)
     states = {s: tuple(sym.states) for s, sym in registry.symptoms().items()}
-    for fam in sorted({ob.family for ob in observations}):
-        rest = [ob for ob in observations if ob.family != fam]
-        liks, lks = fit_tables(rest, registry, ess)
+    total = _sums(observations, states)
+    by_family: dict[str, list[Observation]] = {}
+    for ob in observations:
+        by_family.setdefault(ob.family, []).append(ob)
+    for fam in sorted(by_family):
+        mine = by_family[fam]
+        liks, lks = _tables(_minus(total, _sums(mine, states)), registry, ess)
         fold = FittedParameters(liks, lks, states, tuple(registry.causes()), float(ess))
-        yield [ob for ob in observations if ob.family == fam], fold.apply(registry)
+        yield mine, fold.apply(registry)
 
 
 #: The equivalent sample sizes `select_ess` chooses among.

@@ -107,6 +107,44 @@ def test_the_fit_is_the_dirichlet_posterior_mean_with_soft_counts(reg):
     assert fp.runs["lr_too_high"] == 10 and fp.runs["healthy"] == 10 and fp.runs["bad_init"] == 0
 
 
+def _soft_table(reg: Registry) -> list[Observation]:
+    """update_ratio_table plus soft evidence on a second symptom of two causes."""
+    obs = update_ratio_table(reg)
+    obs += [ob(reg, "init_a", i, "bad_init",
+               init_depth_trend={"flat": 0.5, "growing": 0.5 - 0.1 * i, "shrinking": 0.1 * i})
+            for i in range(3)]
+    return obs
+
+
+@pytest.mark.parametrize("ess", [0.5, 3.0, 30.0])
+def test_the_closed_form_fit_equals_pgmpys_estimator(reg, ess):
+    from causal.calibration.fit import fit_tables, fit_tables_pgmpy
+
+    (lik, leak), (lik_pg, leak_pg) = (fit_tables(_soft_table(reg), reg, ess),
+                                      fit_tables_pgmpy(_soft_table(reg), reg, ess))
+    assert lik.keys() == lik_pg.keys() and leak.keys() == leak_pg.keys()
+    for cause, table in lik.items():
+        for sym, dist in table.items():
+            assert dist == pytest.approx(lik_pg[cause][sym], abs=1e-12)
+    for sym, dist in leak.items():
+        assert dist == pytest.approx(leak_pg[sym], abs=1e-12)
+
+
+def test_each_cross_fitted_fold_is_the_fit_without_that_family(reg):
+    from causal.calibration.fit import cross_fitted, fit_tables
+
+    obs = _soft_table(reg)
+    folds = list(cross_fitted(obs, reg, 3.0))
+    assert [mine[0].family for mine, _ in folds] == sorted({o.family for o in obs})
+    for mine, fold in folds:
+        lik, leak = fit_tables([o for o in obs if o.family != mine[0].family], reg, 3.0)
+        for cause, node in fold.causes().items():
+            for sym, dist in node.likelihoods.items():
+                assert dict(dist) == pytest.approx(lik[cause][sym], abs=1e-12)
+        for sym, node in fold.symptoms().items():
+            assert node.leak_distribution() == pytest.approx(leak[sym], abs=1e-12)
+
+
 def test_huge_ess_and_causes_without_runs_keep_the_hand_set_tables(reg):
     obs = update_ratio_table(reg)
     fp = fit_parameters(obs, reg, ess=1e12, calibration="none")
