@@ -198,7 +198,11 @@ def _fit(args: argparse.Namespace) -> int:
     print(f"fitted on {sum(report.fitted.runs.values())} runs (ess {report.fitted.ess:g}); "
           f"calibration {cal.method} a={cal.a:.4g} b={cal.b:.4g}")
     print(f"parameters written to {out}\n")
-    if report.comparison:
+    if report.comparison and report.scored_on == "leave-one-family-out":
+        print(f"every family ({len(report.training)}), seeds {args.seeds}, scored by the "
+              "tables fitted without it (leave-one-family-out):")
+        print(format_comparison(report.comparison))
+    elif report.comparison:
         print(f"held-out families ({len(report.held_out)}), seeds {args.seeds}:")
         print(format_comparison(report.comparison))
     else:
@@ -259,16 +263,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("fit", help="fit the network's parameters and calibration on a suite's "
                        "training families; compare on the held-out ones")
     p.add_argument("--suite", default=None, help="directory of training scenario files "
-                   "(default: the bundled training families, datasets/train/)")
+                   "(default: every bundled split but the blind one: datasets/train, "
+                   "validation and probe, each family scored leave-one-family-out)")
     p.add_argument("--held-out", default=None, metavar="DIR", help="directory of held-out "
-                   "scenario files to score (default: datasets/validation/ with the bundled suite; "
-                   "with --suite alone, a family split of it)")
+                   "scenario files to score (default: none with the bundled suite; with "
+                   "--suite alone, a family split of it)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--out", default=None, metavar="PATH", help="where to write the fitted "
                    "parameters (default: causal/calibration/fitted.json in the package)")
     p.add_argument("--held-out-fraction", type=float, default=0.34,
                    help="with --suite and no --held-out: share of each label's families held out "
-                   "for scoring (default 0.34)")
+                   "for scoring (default 0.34; 0 fits every family and scores each "
+                   "leave-one-family-out)")
     p.add_argument("--split-seed", type=int, default=0, help="seed of the family split")
     p.add_argument("--ess", default="auto", help="equivalent sample size of the hand-set "
                    "tables, in runs, or 'auto' (default): chosen by leave-one-family-out "

@@ -34,6 +34,9 @@ class BadInit(CauseNode):
                          "diverging": 0.35, "plateau": 0.35,
                          "overshoot_plateau": 0.05},
         "input_scale": {"normal": 0.9, "large": 0.07, "huge": 0.03},
+        # weights far too small shrink the gradient toward the input, too large grow it
+        "grad_depth": {"flat": 0.5, "vanishing_saturating": 0.05, "vanishing": 0.25,
+                       "exploding": 0.2},
     })
 
     def localize(self, run: Run) -> Localization:

@@ -83,6 +83,8 @@ class LrTooHigh(CauseNode):
         "input_outlier": {"none": 0.97, "outlier": 0.02, "nonfinite": 0.01},
         "input_scale": {"normal": 0.9, "large": 0.07, "huge": 0.03},
         "init_depth_trend": {"flat": 0.9, "growing": 0.05, "shrinking": 0.05},
+        "grad_depth": {"flat": 0.85, "vanishing_saturating": 0.02, "vanishing": 0.08,
+                       "exploding": 0.05},
     })
 
     def localize(self, run: Run) -> Localization:

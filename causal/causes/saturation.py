@@ -10,9 +10,11 @@ networks" (AISTATS 2010), section 3.
 
 from __future__ import annotations
 
+import math
 from types import MappingProxyType
 
 from causal.causes.base import CauseNode
+from causal.gradient_flow import start_gradients, start_steps
 from causal.hypothesis import Localization
 from causal.run_queries import (
     failure_step,
@@ -23,7 +25,7 @@ from causal.run_queries import (
     state_window_end,
 )
 from causal.schema.run import ActivationKind, EventKind, LayerStat, Run, State
-from causal.symptoms.layers import MODERATE
+from causal.symptoms.layers import ATTENUATION, MODERATE, SATURATING_LOSS
 
 
 class Saturation(CauseNode):
@@ -44,6 +46,9 @@ class Saturation(CauseNode):
                          "overshoot_plateau": 0.05},
         "init_depth_trend": {"flat": 0.8, "growing": 0.15, "shrinking": 0.05},
         "onset": {"none": 0.05, "start": 0.15, "early": 0.4, "late": 0.4},
+        # a deep sigmoid/tanh stack scales the gradient down by decades on its way back
+        "grad_depth": {"flat": 0.45, "vanishing_saturating": 0.35, "vanishing": 0.1,
+                       "exploding": 0.1},
     })
 
     def localize(self, run: Run) -> Localization:
@@ -58,7 +63,7 @@ class Saturation(CauseNode):
         by_step = _saturated_by_step(series, sat, 0.5) or _saturated_by_step(
             series, sat, MODERATE)
         if not by_step:
-            return Localization(None, stop)
+            return _throttling_layer(run) or Localization(None, stop)
         step = min(by_step)
         layers = sorted(by_step[step], key=lambda k: order.get(k, 1 << 30))
         best = layers[0]
@@ -78,6 +83,13 @@ class Saturation(CauseNode):
             return "Activation saturation drove the gradients out of their healthy range"
         peak = max(finite(v for _, v in layer_series(run, LayerStat.ACT_SATURATED).get(
             loc.layer, [])), default=None)
+        start = start_gradients(run)
+        if (peak is None or peak < MODERATE) and start is not None and start.gains:
+            return (f"Vanishing gradient through saturating activations from "
+                    f"{layer_label(run, loc.layer)} on: the {len(start.gains)} sigmoid/tanh "
+                    f"layers scale the gradient down {10 ** -start.saturating_loss:.3g}x, and "
+                    f"the first layer's gradient is {10 ** start.attenuation:.3g}x below the "
+                    f"last's from the first step")
         gates = _recurrent(run, loc.layer)
         pct = (f" ({peak:.0%} {'of its gates ' if gates else ''}saturated)"
                if peak is not None else "")
@@ -101,6 +113,30 @@ class Saturation(CauseNode):
             "or put a LayerNorm/BatchNorm before it so its pre-activations stay near 0",
             "shrink the pre-activations: xavier_uniform_ init, lower lr, clip gradients",
         ]
+
+
+#: A sigmoid/tanh layer whose mean derivative is at most this throttles the gradient.
+THROTTLING_GAIN = 0.5
+
+
+def _throttling_layer(run: Run) -> Localization | None:
+    """When no layer's units sit in the tails, yet the gradient vanishes toward the input
+    through sigmoid/tanh layers (`grad_depth`'s vanishing_saturating): the most upstream of
+    them whose mean derivative is at most THROTTLING_GAIN, at the first step."""
+    start = start_gradients(run)
+    if start is None or start.attenuation < ATTENUATION \
+            or start.saturating_loss > -SATURATING_LOSS:
+        return None
+    limit = math.log10(THROTTLING_GAIN)
+    layer = next((name for name, gain in start.gains if gain <= limit), None)
+    if layer is None:
+        return None
+    gain = dict(start.gains)[layer]
+    note = (f"its outputs' mean derivative is {10 ** gain:.2f}; with the "
+            f"{len(start.gains)} sigmoid/tanh layers after it the gradient reaching "
+            f"{start.layers[0]} is {10 ** start.attenuation:.3g}x smaller than at "
+            f"{start.layers[-1]}")
+    return Localization(layer, min(start_steps(run)), (), note)
 
 
 #: Module types whose saturated fraction is that of their gates

@@ -2,11 +2,18 @@
 
 from causal.symptoms.data import HalfPrecision, InputOutlier, InputScale, ScalerScale
 from causal.symptoms.failure import LossPattern, NonfiniteBirth, Onset
-from causal.symptoms.layers import DeadUnits, GradRegime, InitDepthTrend, Saturation, UpdateRatio
+from causal.symptoms.layers import (
+    DeadUnits,
+    GradDepth,
+    GradRegime,
+    InitDepthTrend,
+    Saturation,
+    UpdateRatio,
+)
 
 BUILTIN_SYMPTOMS = (
     NonfiniteBirth, Onset, LossPattern, GradRegime, Saturation, DeadUnits, InitDepthTrend,
-    UpdateRatio, InputOutlier, InputScale, HalfPrecision, ScalerScale,
+    UpdateRatio, GradDepth, InputOutlier, InputScale, HalfPrecision, ScalerScale,
 )
 
 __all__ = ["BUILTIN_SYMPTOMS"]

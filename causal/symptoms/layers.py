@@ -8,6 +8,7 @@ import statistics
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from causal.gradient_flow import start_gradients
 from causal.run_queries import (
     HIGH_UPDATE_RATIO,
     failure_step,
@@ -212,6 +213,42 @@ class InitDepthTrend(Symptom):
             return {"flat": 0.5, "growing": 0.5}
         if total < -1.5 and slope < -math.log10(2.0):
             return {"flat": 0.5, "shrinking": 0.5}
+        return self.hard("flat")
+
+
+#: Decades by which the gradient must shrink (or grow) from the last layer of the path to the
+#: first to count as vanishing (exploding) at the start.
+ATTENUATION = 1.5
+#: Decades by which the sigmoid/tanh layers alone must scale the gradient down for them to be
+#: what made it vanish.
+SATURATING_LOSS = 1.5
+
+
+class GradDepth(Symptom):
+    """How the gradient flows back through the depth at the first steps (`causal.gradient_flow`):
+    flat; vanishing toward the input while the sigmoid/tanh layers on the way scale it down by
+    decades (their mean derivatives, from their outputs' statistics: saturating units, or a
+    deep sigmoid stack whose derivatives are at most 0.25 each); vanishing without them (weights
+    far too small, dead units); or growing toward the input. A state there from the first step
+    never shows as a transition, so it is read here directly. Too few layers to read: no
+    evidence."""
+
+    name = "grad_depth"
+    states = ("flat", "vanishing_saturating", "vanishing", "exploding")
+    description = "gradient norm from the last layer back to the first, at the start"
+    leak = MappingProxyType({"flat": 0.86, "vanishing_saturating": 0.01, "vanishing": 0.1,
+                             "exploding": 0.03})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        start = start_gradients(run)
+        if start is None:
+            return _uniform(self.states)
+        if start.attenuation >= ATTENUATION:
+            if start.saturating_loss <= -SATURATING_LOSS:
+                return self.hard("vanishing_saturating")
+            return self.hard("vanishing")
+        if start.attenuation <= -ATTENUATION:
+            return self.hard("exploding")
         return self.hard("flat")
 
 

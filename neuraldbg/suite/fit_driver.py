@@ -50,7 +50,7 @@ MIN_CONFIDENCE = 0.05
 
 def suite_labels(directory: str | os.PathLike[str] | None,
                  errors: list[tuple[str, int | None, str]] | None = None,
-                 split: str | None = None) -> dict[str, str]:
+                 split: str | Sequence[str] | None = None) -> dict[str, str]:
     """Family (file stem) -> label (CAUSE) of every loadable scenario file in the suite.
 
     A file that cannot be loaded is left out (and appended to `errors` when given)."""
@@ -136,7 +136,8 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
             families: Sequence[str] | None = None, *, registry: Registry | None = None,
             cache: str | os.PathLike[str] | None = None, progress: bool = False,
             errors: list[tuple[str, int | None, str]] | None = None,
-            split: str | None = None, instrument: str = "readme", workers: int | None = None,
+            split: str | Sequence[str] | None = None, instrument: str = "readme",
+            workers: int | None = None,
             timeout: float = DEFAULT_TIMEOUT, plugins: Sequence[str] = (),
             threads: int = 1, store: str | os.PathLike[str] | None = None
             ) -> list[Observation]:
@@ -221,6 +222,27 @@ def evaluate(observations: Sequence[Observation], registry: Registry,
     return {v: score(r) for v, r in rows.items()}
 
 
+def evaluate_cross_fitted(observations: Sequence[Observation], registry: Registry,
+                          fitted: FittedParameters) -> dict[str, dict[str, Any]]:
+    """`evaluate` with every family scored by tables fitted without it (leave-one-family-out:
+    how the engine does on a family it has not seen), calibrated by `fitted`'s map (itself
+    fitted on these same cross-fitted posteriors)."""
+    from causal.calibration.fit import cross_fitted
+    from causal.network import get_network
+    from neuraldbg.suite.scoring import score
+
+    hand = get_network(registry)
+    rows: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
+    for mine, fold in cross_fitted(observations, registry, fitted.ess):
+        net = get_network(fold)
+        for ob in mine:
+            p_fit = net.posteriors(ob.evidence)
+            rows["hand-set"].append(_row(ob, hand.posteriors(ob.evidence)))
+            rows["fitted"].append(_row(ob, p_fit))
+            rows["fitted + calibrated"].append(_row(ob, fitted.calibrate(p_fit)))
+    return {v: score(r) for v, r in rows.items()}
+
+
 def _fmt(value: Any, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
@@ -259,6 +281,9 @@ class FitReport:
     held_out: tuple[str, ...]
     comparison: dict[str, dict[str, Any]]
     errors: tuple[tuple[str, int | None, str], ...]
+    #: How `comparison` was scored: "held-out" families, or "leave-one-family-out" over the
+    #: training families (when there is no held-out split).
+    scored_on: str = "held-out"
 
 
 def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
@@ -273,19 +298,26 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
     """Collect and fit on the training families, write the parameters to `out` (unless None)
     and score the held-out families.
 
-    Where the families come from: with `suite` None, the bundled suite's `train` split is fitted
-    and its `validation` split scored; with `held_out` given, `suite` is fitted and `held_out`
-    scored; otherwise `suite` is split by family (`held_out_fraction` of each label's families,
-    chosen with `split_seed`), never by seed. `instrument` (default "readme", the README's
-    loop), `workers`, `timeout`, `plugins`, `threads`, `store`: see `collect`."""
+    Where the families come from: with `suite` None, every bundled split but the blind one
+    (`FIT_SPLITS`: train, validation, probe) is fitted, and each family scored leave-one-family-
+    out; with `held_out` given, `suite` is fitted and `held_out` scored; otherwise `suite` is
+    split by family (`held_out_fraction` of each label's families, chosen with `split_seed`),
+    never by seed; `held_out_fraction` 0 fits every family and scores leave-one-family-out.
+    `instrument` (default "readme", the README's loop), `workers`, `timeout`, `plugins`,
+    `threads`, `store`: see `collect`."""
     from causal.diagnose import builtin_registry
 
     reg = builtin_registry() if registry is None else registry
     errors: list[tuple[str, int | None, str]] = []
+    from neuraldbg.suite.verify import FIT_SPLITS
+
     bundled = suite is None and held_out is None
-    train_split, held_split = ("train", "validation") if bundled else (None, None)
+    train_split = FIT_SPLITS if bundled else None
+    held_split = None
     labels = suite_labels(suite, errors, split=train_split)
-    if bundled or held_out is not None:
+    if bundled or (held_out is None and held_out_fraction == 0):
+        train, held = sorted(labels), []
+    elif held_out is not None:
         held_labels = suite_labels(held_out, errors, split=held_split)
         shared = sorted(set(labels) & set(held_labels))
         if shared:
@@ -319,12 +351,18 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
     fitted = fit_parameters(train_obs, reg, ess=chosen, calibration=calibration, seeds=seeds)
     if out is not None:
         fitted.save(out)
-    held_dir = suite if held_out is None and not bundled else held_out
+    held_dir = suite if held_out is None else held_out
     held_obs = collect(held_dir, seeds, held, registry=None if registry is None else reg,
                        cache=cache, progress=progress, errors=errors, split=held_split,
                        **runner) if held else []
-    comparison = evaluate(held_obs, reg, fitted) if held_obs else {}
-    return FitReport(fitted, tuple(train), tuple(held), comparison, tuple(errors))
+    if held_obs:
+        comparison, scored_on = evaluate(held_obs, reg, fitted), "held-out"
+    elif not held and len({ob.family for ob in train_obs}) >= 2:
+        comparison = evaluate_cross_fitted(train_obs, reg, fitted)
+        scored_on = "leave-one-family-out"
+    else:
+        comparison, scored_on = {}, "held-out"
+    return FitReport(fitted, tuple(train), tuple(held), comparison, tuple(errors), scored_on)
 
 
 def print_errors(errors: Sequence[tuple[str, int | None, str]]) -> None:

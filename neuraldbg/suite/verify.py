@@ -43,6 +43,8 @@ HEALTHY = "healthy"
 #: never fitted on) and `blind` (waves written blind and scored once each, with the README's
 #: loop; never fitted nor fixed against: `neuraldbg bench --suite datasets/blind`).
 SPLITS = ("train", "validation", "probe", "blind")
+#: The splits `neuraldbg fit` fits on by default: every one but the blind.
+FIT_SPLITS = ("train", "validation", "probe")
 
 
 def bundled_suite(split: str | None = None) -> Path:
@@ -60,12 +62,15 @@ def bundled_suite(split: str | None = None) -> Path:
 
 
 def suite_files(directory: str | os.PathLike[str] | None, flag: str = "--suite",
-                split: str | None = None) -> list[Path]:
+                split: str | Sequence[str] | None = None) -> list[Path]:
     """The scenario files of `directory`, subfolders included (None: the bundled suite, or its
-    `split`); SuiteError if there are none."""
+    `split`, or the files of several splits in order); SuiteError if there are none."""
     from neuraldbg.suite.scenario import scenario_files
 
-    path = bundled_suite(split) if directory is None else Path(directory)
+    if directory is None and split is not None and not isinstance(split, str):
+        return [f for one in split for f in suite_files(None, flag, one)]
+    path = bundled_suite(split if isinstance(split, str) else None) if directory is None \
+        else Path(directory)
     if not path.is_dir():
         raise SuiteError(f"{path} is not a directory of scenario files; pass one with {flag} DIR")
     files = scenario_files(path)
