@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Union, overload
 
 from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
-from causal.run_queries import first_origin, layer_label, loss_output_at_bound
+from causal.run_queries import first_origin, layer_label, loss_output_at_bound, loss_stall
 from causal.schema.run import Run
 
 if TYPE_CHECKING:
@@ -93,6 +93,13 @@ class Diagnosis(Sequence[Hypothesis]):
         return is_healthy(self.hypotheses, self.threshold)
 
     @property
+    def stalled(self) -> bool:
+        """Whether the loss did not learn (`run_queries.loss_stall`): a healthy verdict then
+        says so, and names the candidates, since a run that did not learn is no healthy run
+        to its user."""
+        return loss_stall(self.run) is not None
+
+    @property
     def top(self) -> Hypothesis | None:
         """The first-ranked hypothesis when it reaches the threshold, else None (healthy)."""
         return None if self.healthy else self.hypotheses[0]
@@ -104,7 +111,7 @@ class Diagnosis(Sequence[Hypothesis]):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: the hypotheses, the verdict and the symptoms' distributions."""
-        return {"healthy": self.healthy, "threshold": self.threshold,
+        return {"healthy": self.healthy, "stalled": self.stalled, "threshold": self.threshold,
                 "hypotheses": [h.to_dict() for h in self.hypotheses],
                 "evidence": {k: dict(v) for k, v in self.evidence.items()}}
 
@@ -163,7 +170,15 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
         return "\n".join(lines)
     if is_healthy(hypotheses, threshold):
         origin = first_origin(run)
-        if origin is None:
+        stall = loss_stall(run) if origin is None else None
+        if stall is not None:  # no cause stands out, but the run did not learn
+            head, tail = stall
+            lines.append(
+                f"Stalled, cause unclear: the loss ended at {tail / head:.0%} of where it "
+                f"started ({head:.4g} in the first steps, {tail:.4g} over the last ones), and "
+                f"no root cause reaches {threshold:.2f}.")
+            others = hypotheses[:3]
+        elif origin is None:
             lines.append(f"Healthy: no root cause reaches {threshold:.2f}.")
             others = [h for h in hypotheses if h.confidence >= 0.1]
         else:  # it went non-finite: a failure none of the known causes explains well
@@ -180,7 +195,9 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
         if others:
             lines.append("  weaker candidates: " + ", ".join(
                 f"{h.cause} {h.confidence:.2f}" for h in others[:3]))
-        if origin is not None and evidence:
+        if stall is not None:
+            lines += [f"  {h}" + (f" ({h.note})" if h.note else "") for h in others[:1]]
+        if (origin is not None or stall is not None) and evidence:
             lines.append(_symptoms_line(evidence))
         return "\n".join(lines)
     for h in hypotheses:

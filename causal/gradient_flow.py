@@ -103,3 +103,10 @@ def _mean_derivative(module_type: str, mean: float | None, std: float | None) ->
     if kind == "tanh":
         return 1.0 - second
     return None
+
+
+def times(factor: float) -> str:
+    """A factor as people read it: "37x", "1,210x", "2.4e+07x"."""
+    if factor < 10:
+        return f"{factor:.2g}x"
+    return f"{factor:,.0f}x" if factor < 1e6 else f"{factor:.2g}x"

@@ -327,3 +327,25 @@ def robust_z(values: list[float]) -> list[float]:
 
 def losses(run: Run) -> list[tuple[int, float]]:
     return run.series.get("loss")
+
+
+#: `loss_stall`: the fewest finite losses judged, and the share of the start loss the tail must
+#: stay above (the scenario contract's stall criterion).
+STALL_MIN_STEPS, STALL_SHARE = 20, 0.9
+
+
+def loss_stall(run: Run) -> tuple[float, float] | None:
+    """(head, tail) when the run's loss stalled, else None: with head the lowest of the first 5
+    losses and tail the mean of the last 10% (at least 5), `tail >= STALL_SHARE * head`, the
+    run did not remove even a tenth of its starting loss. Only judged on a positive loss that
+    stayed finite over at least STALL_MIN_STEPS steps (a NaN run failed otherwise; a loss
+    that can go negative, such as a likelihood's, has no such scale)."""
+    vals = [v for _, v in losses(run)]
+    if len(vals) < STALL_MIN_STEPS or not all(math.isfinite(v) for v in vals):
+        return None
+    head = min(vals[:5])
+    k = max(5, len(vals) // 10)
+    tail = statistics.fmean(vals[-k:])
+    if head <= 0 or min(vals) < 0 or tail < STALL_SHARE * head:
+        return None
+    return head, tail

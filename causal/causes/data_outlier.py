@@ -35,6 +35,8 @@ class DataOutlier(CauseNode):
         # one extreme batch makes one extreme gradient and one oversized update
         "grad_regime": {"healthy": 0.35, "exploding": 0.5, "vanishing": 0.05, "both": 0.1},
         "update_ratio": {"normal": 0.5, "high": 0.3, "very_high": 0.2},
+        # weights that gave ordinary losses one step earlier met the batch
+        "loss_jump": {"none": 0.3, "on_calm_weights": 0.6, "after_trouble": 0.1},
     })
 
     def localize(self, run: Run) -> Localization:

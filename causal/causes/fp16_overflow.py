@@ -37,6 +37,7 @@ class Fp16Overflow(CauseNode):
         "nonfinite_birth": {"none": 0.1, "input": 0.01, "forward_op": 0.1,
                             "forward_layer": 0.5, "loss": 0.14, "backward": 0.15},
         "onset": {"none": 0.05, "start": 0.25, "early": 0.3, "late": 0.4},
+        "loss_jump": {"none": 0.45, "on_calm_weights": 0.35, "after_trouble": 0.2},
     })
 
     def localize(self, run: Run) -> Localization:

@@ -85,6 +85,8 @@ class LrTooHigh(CauseNode):
         "init_depth_trend": {"flat": 0.9, "growing": 0.05, "shrinking": 0.05},
         "grad_depth": {"flat": 0.85, "vanishing_saturating": 0.02, "vanishing": 0.08,
                        "exploding": 0.05},
+        # far too large steps blow up first, or raise the loss gradually
+        "loss_jump": {"none": 0.6, "on_calm_weights": 0.1, "after_trouble": 0.3},
     })
 
     def localize(self, run: Run) -> Localization:

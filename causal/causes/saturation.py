@@ -14,7 +14,7 @@ import math
 from types import MappingProxyType
 
 from causal.causes.base import CauseNode
-from causal.gradient_flow import start_gradients, start_steps
+from causal.gradient_flow import start_gradients, start_steps, times
 from causal.hypothesis import Localization
 from causal.run_queries import (
     failure_step,
@@ -86,10 +86,9 @@ class Saturation(CauseNode):
         start = start_gradients(run)
         if (peak is None or peak < MODERATE) and start is not None and start.gains:
             return (f"Vanishing gradient through saturating activations from "
-                    f"{layer_label(run, loc.layer)} on: the {len(start.gains)} sigmoid/tanh "
-                    f"layers scale the gradient down {10 ** -start.saturating_loss:.3g}x, and "
-                    f"the first layer's gradient is {10 ** start.attenuation:.3g}x below the "
-                    f"last's from the first step")
+                    f"{layer_label(run, loc.layer)} on: its {len(start.gains)} sigmoid/tanh "
+                    f"layers scale the gradient down {times(10 ** -start.saturating_loss)} "
+                    f"from the first step")
         gates = _recurrent(run, loc.layer)
         pct = (f" ({peak:.0%} {'of its gates ' if gates else ''}saturated)"
                if peak is not None else "")
@@ -132,9 +131,8 @@ def _throttling_layer(run: Run) -> Localization | None:
     if layer is None:
         return None
     gain = dict(start.gains)[layer]
-    note = (f"its outputs' mean derivative is {10 ** gain:.2f}; with the "
-            f"{len(start.gains)} sigmoid/tanh layers after it the gradient reaching "
-            f"{start.layers[0]} is {10 ** start.attenuation:.3g}x smaller than at "
+    note = (f"its outputs' mean derivative is {10 ** gain:.2f}; the gradient reaching "
+            f"{start.layers[0]} is {times(10 ** start.attenuation)} smaller than at "
             f"{start.layers[-1]}")
     return Localization(layer, min(start_steps(run)), (), note)
 

@@ -32,6 +32,7 @@ class UnsafeOp(CauseNode):
                          "overshoot_plateau": 0.01},
         "input_outlier": {"none": 0.95, "outlier": 0.03, "nonfinite": 0.02},
         "update_ratio": {"normal": 0.9, "high": 0.08, "very_high": 0.02},
+        "loss_jump": {"none": 0.35, "on_calm_weights": 0.5, "after_trouble": 0.15},
     })
 
     def localize(self, run: Run) -> Localization:

@@ -1,7 +1,7 @@
 """The built-in symptoms: each a named discrete node with a few states and a Run -> state map."""
 
 from causal.symptoms.data import HalfPrecision, InputOutlier, InputScale, ScalerScale
-from causal.symptoms.failure import LossPattern, NonfiniteBirth, Onset
+from causal.symptoms.failure import LossJump, LossPattern, NonfiniteBirth, Onset
 from causal.symptoms.layers import (
     DeadUnits,
     GradDepth,
@@ -12,7 +12,7 @@ from causal.symptoms.layers import (
 )
 
 BUILTIN_SYMPTOMS = (
-    NonfiniteBirth, Onset, LossPattern, GradRegime, Saturation, DeadUnits, InitDepthTrend,
+    NonfiniteBirth, Onset, LossPattern, LossJump, GradRegime, Saturation, DeadUnits, InitDepthTrend,
     UpdateRatio, GradDepth, InputOutlier, InputScale, HalfPrecision, ScalerScale,
 )
 

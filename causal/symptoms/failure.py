@@ -219,3 +219,65 @@ def _overshot(vals: list[float]) -> bool:
     untrained model's, within OVERSHOOT_STEPS steps."""
     return (len(vals) > 1 and vals[0] > 0
             and max(vals[1:OVERSHOOT_STEPS]) >= OVERSHOOT_RISE * vals[0])
+
+
+#: `loss_jump`: how many earlier losses a jump is judged against (at least JUMP_HISTORY of the
+#: last JUMP_WINDOW), how many robust standard deviations above their median it must land, and
+#: how far past their own largest excursion.
+JUMP_WINDOW, JUMP_HISTORY, JUMP_Z, JUMP_EXCESS = 10, 6, 10.0, 2.0
+#: Regimes that, entered before a jump, mean the weights were already in trouble.
+_BEFORE_JUMP = frozenset({State.GRAD_EXPLODING, State.ACTIVATION_EXPLODING, State.LOSS_SPIKE,
+                          State.LOSS_DIVERGING})
+
+
+class LossJump(Symptom):
+    """Whether the loss jumped on a step whose weights had just given ordinary losses: the
+    first step (after a few) whose loss is non-finite or lands far above the losses of the
+    steps just before it, while those were steady (no upward trend) and no gradient or
+    activation had blown up yet. The weights that gave ordinary losses one step earlier met
+    something new: the batch (a corrupt row, its targets included, seen or not), an op that
+    hit its singular point, a half-precision limit. A jump that comes after a blow-up or on a
+    rising loss is what far too large steps do (`after_trouble`)."""
+
+    name = "loss_jump"
+    states = ("none", "on_calm_weights", "after_trouble")
+    description = "a loss far above the steps just before it, and whether they were calm"
+    leak = MappingProxyType({"none": 0.9, "on_calm_weights": 0.07, "after_trouble": 0.03})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        jump = loss_jump_step(run)
+        if jump is None:
+            return self.hard("none")
+        return self.hard("on_calm_weights" if jump[1] else "after_trouble")
+
+
+def loss_jump_step(run: Run) -> tuple[int, bool] | None:
+    """(step, calm before it) of the run's first loss jump (`LossJump`), or None."""
+    pts = losses(run)
+    for i in range(JUMP_HISTORY, len(pts)):
+        step, v = pts[i]
+        prev = [x for _, x in pts[max(0, i - JUMP_WINDOW):i] if math.isfinite(x)]
+        if len(prev) < JUMP_HISTORY:
+            continue
+        med = statistics.median(prev)
+        mad = statistics.median(abs(x - med) for x in prev) * 1.4826
+        spread = max(mad, 1e-3 * abs(med), 1e-12)
+        if math.isfinite(v) and not (v - med >= JUMP_Z * spread
+                                     and v - med >= JUMP_EXCESS * (max(prev) - med)):
+            continue
+        return step, _calm_before(run, pts[:i], step)
+    return None
+
+
+def _calm_before(run: Run, before: list[tuple[int, float]], step: int) -> bool:
+    """No gradient, activation or loss had blown up before `step`, and the losses before it
+    were not rising (the last window's median not above 1.2x the one before it)."""
+    if any(e.to_state in _BEFORE_JUMP and e.step < step for e in run.events):
+        return False
+    vals = [v for _, v in before if math.isfinite(v)]
+    if len(vals) >= 2 * JUMP_WINDOW:
+        last = statistics.median(vals[-JUMP_WINDOW:])
+        earlier = statistics.median(vals[-2 * JUMP_WINDOW:-JUMP_WINDOW])
+        if last - earlier > 0.2 * abs(earlier):
+            return False
+    return True
