@@ -1,5 +1,5 @@
 """How the gradient flows through the depth at the start of a run, read from the first steps with
-full statistics.
+full statistics (per-layer gradients and activations).
 
 Two readings along the layer graph's longest path (`main_path_layers`, lookups left out):
 
@@ -49,9 +49,11 @@ class StartGradients:
 
 
 def start_steps(run: Run) -> set[int]:
-    """The first START_STEPS steps with full statistics (per-layer gradients and activations)."""
-    full = [s for s, v in run.series.get("full_stats") if v]
-    return set(full[:START_STEPS])
+    """The first START_STEPS steps at which layer gradients were recorded (the steps with full
+    statistics)."""
+    steps = sorted({s for pts in layer_series(run, LayerStat.GRAD_NORM).values()
+                    for s, _ in pts})
+    return set(steps[:START_STEPS])
 
 
 def _median(points: Iterable[tuple[int, float]], steps: set[int]) -> float | None:

@@ -55,10 +55,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import math
+import os
 import random
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from causal.calibration.calibrate import CALIBRATION_PRIOR_SD, fit_calibration, log_loss, top_cause
@@ -78,8 +81,9 @@ from causal.registry import Registry
 __all__ = [
     "CALIBRATION_PRIOR_SD", "DEFAULT_ESS", "ESS_CANDIDATES", "FORMAT", "HEALTHY", "SCHEMA_VERSION",
     "SHIPPED_PATH", "Calibration", "FitError", "FittedParameters", "Observation",
-    "fit_calibration", "fit_parameters", "fit_tables", "fit_tables_pgmpy", "log_loss",
-    "select_ess", "split_families", "top_cause",
+    "fit_calibration", "fit_parameters", "fit_tables", "fit_tables_pgmpy", "load_observations",
+    "log_loss", "observations_path", "save_observations", "select_ess", "split_families",
+    "top_cause",
 ]
 
 HEALTHY = "healthy"
@@ -118,6 +122,47 @@ class Observation:
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise FitError(f"not an observation record ({type(e).__name__}: {e}): "
                            f"{str(dict(data))[:200]}") from e
+
+
+# ---------------------------------------------------------------- the table, saved
+
+#: The `format` field of a saved table of observations.
+OBSERVATIONS_FORMAT = "neuraldbg-observations"
+
+
+def observations_path(parameters_path: str | os.PathLike[str]) -> Path:
+    """Where `neuraldbg fit` keeps the observations next to the parameters it wrote:
+    `fitted.json` -> `fitted.observations.json`."""
+    p = Path(parameters_path)
+    return p.with_name(p.stem + ".observations.json")
+
+
+def save_observations(path: str | os.PathLike[str], observations: Sequence[Observation],
+                      registry: Registry, instrument: str) -> None:
+    """Write the table a fit was made from (sorted; floats exact, so a fit from the table
+    reproduces the parameters to the bit), with the symptom signature it was observed under:
+    the fit can be checked and reproduced without training anything."""
+    rows = sorted((ob.to_dict() for ob in observations),
+                  key=lambda d: (d["family"], d["scenario"], d["seed"]))
+    data = {"format": OBSERVATIONS_FORMAT, "symptom_signature": symptom_signature(registry),
+            "instrument": instrument, "observations": rows}
+    Path(path).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
+def load_observations(path: str | os.PathLike[str], registry: Registry) -> list[Observation]:
+    """The table `save_observations` wrote; FitError when it was observed by other symptom code
+    than `registry`'s (re-run `neuraldbg fit`)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise FitError(f"cannot read observations {path}: {e}") from e
+    if not isinstance(data, dict) or data.get("format") != OBSERVATIONS_FORMAT:
+        raise FitError(f"{path} is not a table of observations (format "
+                       f"{OBSERVATIONS_FORMAT!r})")
+    if data.get("symptom_signature") != symptom_signature(registry):
+        raise FitError(f"{path} was observed with other symptom code than this registry's; "
+                       "re-run `neuraldbg fit` to observe the runs again")
+    return [Observation.from_dict(d) for d in data.get("observations", ())]
 
 
 # ---------------------------------------------------------------- the family split

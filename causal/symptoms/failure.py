@@ -271,13 +271,20 @@ def loss_jump_step(run: Run) -> tuple[int, bool] | None:
 
 def _calm_before(run: Run, before: list[tuple[int, float]], step: int) -> bool:
     """No gradient, activation or loss had blown up before `step`, and the losses before it
-    were not rising (the last window's median not above 1.2x the one before it)."""
+    were not rising (the last window's median more than RISING above the one before it, and
+    by more than twice that window's spread: a noisy loss is not a rising one)."""
     if any(e.to_state in _BEFORE_JUMP and e.step < step for e in run.events):
         return False
     vals = [v for _, v in before if math.isfinite(v)]
     if len(vals) >= 2 * JUMP_WINDOW:
         last = statistics.median(vals[-JUMP_WINDOW:])
-        earlier = statistics.median(vals[-2 * JUMP_WINDOW:-JUMP_WINDOW])
-        if last - earlier > 0.2 * abs(earlier):
+        window = vals[-2 * JUMP_WINDOW:-JUMP_WINDOW]
+        earlier = statistics.median(window)
+        spread = statistics.median(abs(v - earlier) for v in window) * 1.4826
+        if last - earlier > max(RISING * abs(earlier), 2.0 * spread):
             return False
     return True
+
+
+#: How much the loss may rise from one window to the next before the jump and still be calm.
+RISING = 0.1

@@ -31,6 +31,8 @@ from causal.calibration.fit import (
     FittedParameters,
     Observation,
     fit_parameters,
+    observations_path,
+    save_observations,
     select_ess,
     split_families,
 )
@@ -351,6 +353,7 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
     fitted = fit_parameters(train_obs, reg, ess=chosen, calibration=calibration, seeds=seeds)
     if out is not None:
         fitted.save(out)
+        save_observations(observations_path(out), train_obs, reg, instrument)
     held_dir = suite if held_out is None else held_out
     held_obs = collect(held_dir, seeds, held, registry=None if registry is None else reg,
                        cache=cache, progress=progress, errors=errors, split=held_split,

@@ -1,0 +1,206 @@
+"""Stalls are failures (the gradient's flow through the depth at the start, a healthy verdict
+that says the run did not learn) and causes come before consequences (a loss that jumps on calm
+weights against one that jumps after a blow-up), on hand-built runs."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from causal.diagnose import diagnose
+from causal.gradient_flow import start_gradients, times
+from causal.registry import Registry
+from causal.run_queries import loss_stall
+from causal.schema.run import (
+    LOSS,
+    ActivationKind,
+    Event,
+    LayerGraph,
+    LayerNode,
+    LayerStat,
+    Run,
+    Series,
+    Window,
+)
+from causal.symptoms.failure import LossJump, loss_jump_step
+from causal.symptoms.layers import GradDepth
+
+STATS = tuple(s.value for s in LayerStat)
+
+
+def stack(act: str, depth: int) -> LayerGraph:
+    """Linear, act, Linear, act, ..., Linear: a chain `depth` Linears deep."""
+    kind = {"Sigmoid": ActivationKind.SATURATING, "Tanh": ActivationKind.SATURATING,
+            "ReLU": ActivationKind.RELU}[act]
+    nodes = []
+    for i in range(depth):
+        nodes.append(LayerNode(f"net.{2 * i}", f"net.{2 * i}", "Linear", 1000, 2 * i, 2 * i,
+                               True))
+        if i < depth - 1:
+            nodes.append(LayerNode(f"net.{2 * i + 1}", f"net.{2 * i + 1}", act, 0, 2 * i + 1,
+                                   2 * i + 1, True, kind))
+    names = [n.name for n in nodes]
+    return LayerGraph("fx", tuple(nodes), tuple(itertools.pairwise(names)))
+
+
+def start_window(g: LayerGraph, grads: list[float], act_mean: float, act_std: float) -> Window:
+    """Steps 0-2: gradient norms of the Linears (input first), weight norm 3, and the
+    activations' output mean and std."""
+    values: dict[tuple[str, str], float] = {}
+    linears = [n.name for n in g.nodes if n.module_type == "Linear"]
+    for name, gn in zip(linears, grads, strict=True):
+        values[name, "grad_norm"] = gn
+        values[name, "weight_norm"] = 3.0
+        values[name, "act_std"] = 1.0
+    for n in g.nodes:
+        if n.module_type != "Linear":
+            values[n.name, "act_mean"] = act_mean
+            values[n.name, "act_std"] = act_std
+            values[n.name, "act_saturated_frac"] = 0.0
+            values[n.name, "act_dead_frac"] = 0.0
+    layers = tuple(n.name for n in g.nodes)
+    row = tuple(tuple(values.get((layer, stat)) for stat in STATS) for layer in layers)
+    return Window(2, (0, 1, 2), layers, STATS, (row, row, row))
+
+
+def run_of(g: LayerGraph, loss: list[float], windows: tuple[Window, ...] = (),
+           events: tuple[Event, ...] = ()) -> Run:
+    n = len(loss)
+    cols = {"loss": tuple(loss), "input_max_abs": (3.0,) * n, "input_std": (1.0,) * n,
+            "target_max_abs": (2.0,) * n, "input_nonfinite": (0.0,) * n,
+            "target_nonfinite": (0.0,) * n}
+    return Run({"model_class": "Net"}, g, events, Series(tuple(range(n)), cols), (), windows)
+
+
+def geometric(first: float, factor: float, depth: int) -> list[float]:
+    return [first * factor ** i for i in range(depth)]
+
+
+FLAT_LOSS = [1.386 + 0.01 * math.sin(i) for i in range(200)]
+
+
+# ---------------------------------------------------------------- the gradient through the depth
+
+
+def test_a_deep_sigmoid_stack_whose_gradient_vanishes_reads_vanishing_saturating():
+    g = stack("Sigmoid", 7)
+    # sigmoid outputs around 0.5 +- 0.14: mean derivative 0.23 per layer, six of them
+    run = run_of(g, FLAT_LOSS, (start_window(g, geometric(1e-5, 8.0, 7), 0.5, 0.14),))
+    start = start_gradients(run)
+    assert start is not None
+    assert math.isclose(start.attenuation, 6 * math.log10(8.0))
+    assert [name for name, _ in start.gains] == [f"net.{2 * i + 1}" for i in range(6)]
+    assert math.isclose(10 ** start.gains[0][1], 0.5 - (0.14 ** 2 + 0.25), rel_tol=1e-9)
+    assert GradDepth().evidence(run)["vanishing_saturating"] == 1.0
+
+
+def test_vanishing_without_saturating_layers_flat_and_growing_gradients_are_told_apart():
+    relu = stack("ReLU", 6)
+    assert GradDepth().evidence(run_of(relu, FLAT_LOSS, (
+        start_window(relu, geometric(1e-6, 10.0, 6), 0.3, 0.5),)))["vanishing"] == 1.0
+    assert GradDepth().evidence(run_of(relu, FLAT_LOSS, (
+        start_window(relu, geometric(1e-2, 1.2, 6), 0.3, 0.5),)))["flat"] == 1.0
+    assert GradDepth().evidence(run_of(relu, FLAT_LOSS, (
+        start_window(relu, geometric(10.0, 0.3, 6), 0.3, 0.5),)))["exploding"] == 1.0
+    # tanh units in their linear range scale nothing down: the decay is the weights'
+    tanh = stack("Tanh", 6)
+    assert GradDepth().evidence(run_of(tanh, FLAT_LOSS, (
+        start_window(tanh, geometric(1e-6, 10.0, 6), 0.0, 0.05),)))["vanishing"] == 1.0
+
+
+def test_too_few_layers_to_read_give_no_evidence():
+    g = stack("Sigmoid", 2)
+    dist = GradDepth().evidence(run_of(g, FLAT_LOSS, (
+        start_window(g, [1e-6, 1.0], 0.5, 0.1),)))
+    assert len(set(dist.values())) == 1  # uniform: unknown, not "flat"
+    assert GradDepth().evidence(run_of(g, FLAT_LOSS))["flat"] == 0.25
+
+
+def test_a_stalled_sigmoid_stack_is_put_at_its_first_throttling_layer_and_said_so():
+    g = stack("Sigmoid", 7)
+    run = run_of(g, FLAT_LOSS, (start_window(g, geometric(1e-5, 8.0, 7), 0.5, 0.14),))
+    diag = diagnose(run)
+    sat = next(h for h in diag if h.cause == "saturation")
+    assert sat.layer == "net.1" and sat.step == 0
+    assert "Vanishing gradient through saturating activations" in sat.description
+    assert "0.23" in sat.note
+    assert diag.stalled
+
+
+def test_times_reads_as_people_write_factors():
+    assert [times(x) for x in (3.14159, 37.2, 1207.4, 2.4e7)] == [
+        "3.1x", "37x", "1,207x", "2.4e+07x"]
+
+
+# ---------------------------------------------------------------- stalls are failures
+
+
+def test_a_run_that_did_not_learn_is_never_reported_healthy_without_saying_so():
+    g = stack("ReLU", 3)
+    empty = Registry()  # no cause at all: the verdict can only come from the loss
+    diag = diagnose(run_of(g, FLAT_LOSS), registry=empty)
+    assert diag.healthy and diag.stalled
+    text = diag.format()
+    assert text.startswith("Stalled, cause unclear: the loss ended at 10")
+    assert "Healthy" not in text
+    assert diag.to_dict()["stalled"] is True
+
+
+def test_learning_runs_negative_losses_and_short_runs_are_not_stalls():
+    g = stack("ReLU", 3)
+    assert loss_stall(run_of(g, [1.0 - 0.004 * i for i in range(200)])) is None
+    assert loss_stall(run_of(g, [-1.0 - 0.001 * math.sin(i) for i in range(200)])) is None
+    assert loss_stall(run_of(g, [1.0] * 10)) is None
+    assert loss_stall(run_of(g, [1.0] * 100 + [math.nan])) is None  # it failed otherwise
+    head, tail = loss_stall(run_of(g, [1.0 + 0.002 * i for i in range(100)]))
+    assert head == 1.0 and tail > head
+    text = diagnose(run_of(g, [1.0 - 0.004 * i for i in range(200)]),
+                    registry=Registry()).format()
+    assert text.startswith("Healthy")
+
+
+# ---------------------------------------------------------------- causes before consequences
+
+
+def jumpy_loss(n: int = 120, at: int = 80, rise: float = 0.0) -> list[float]:
+    """A noisy loss falling slowly (rising by `rise` per step from step 40 on), 50x higher at
+    step `at`."""
+    out = []
+    for i in range(n):
+        v = 1.0 - 0.002 * i + 0.01 * math.sin(1.7 * i) + (rise * (i - 40) if i >= 40 else 0.0)
+        out.append(50.0 if i == at else v)
+    return out
+
+
+def test_a_loss_that_jumps_on_calm_weights_points_at_what_that_step_met():
+    g = stack("ReLU", 3)
+    run = run_of(g, jumpy_loss())
+    assert loss_jump_step(run) == (80, True)
+    assert LossJump().evidence(run)["on_calm_weights"] == 1.0
+    assert LossJump().evidence(run_of(g, jumpy_loss(at=10_000)))["none"] == 1.0
+    nan = jumpy_loss()
+    nan[80] = math.nan
+    assert loss_jump_step(run_of(g, nan)) == (80, True)
+
+
+def test_a_jump_on_a_rising_loss_is_the_steps_not_the_batch():
+    g = stack("ReLU", 3)
+    assert loss_jump_step(run_of(g, jumpy_loss(rise=0.03))) == (80, False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(blowup=st.integers(min_value=20, max_value=119),
+       kind=st.sampled_from(["grad_exploding", "activation_exploding", "loss_spike"]))
+def test_a_blow_up_before_the_jump_makes_it_a_consequence_one_after_it_does_not(blowup, kind):
+    g = stack("ReLU", 3)
+    kinds = {"grad_exploding": ("grad", "grad_healthy"),
+             "activation_exploding": ("activation", "activation_healthy"),
+             "loss_spike": ("loss", "loss_steady")}[kind]
+    layer = LOSS if kind == "loss_spike" else "net.2"
+    event = Event(blowup, layer, kinds[0], kinds[1], kind, 1e4, {})
+    step, calm = loss_jump_step(run_of(g, jumpy_loss(), events=(event,)))
+    assert step == 80
+    assert calm is (blowup >= 80)  # the step's statistics come before its own update
