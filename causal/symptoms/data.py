@@ -20,11 +20,18 @@ from causal.run_queries import (
 from causal.schema.run import Direction, Event, LayerStat, Run, State
 from causal.symptoms.base import Symptom
 
+#: `input_outlier` when the inputs look ordinary but the targets were never seen (the loss took
+#: none the monitor could find, or only class indices): an outlier confined to the targets is
+#: not ruled out, so "none" is only as likely as the inputs alone make it.
+TARGETS_UNSEEN = MappingProxyType({"none": 0.7, "outlier": 0.22, "nonfinite": 0.08})
+
 
 class InputOutlier(Symptom):
     """A single batch far from the others (robust z-score of log max|x|), or a non-finite
     input or target (the measured batch, or any other argument the model was given, as the
-    first non-finite value's origin says), in otherwise ordinary data."""
+    first non-finite value's origin says), in otherwise ordinary data. When the targets were
+    never seen, ordinary inputs leave an outlier in the targets open (`TARGETS_UNSEEN`):
+    targets not seen are not targets fine."""
 
     name = "input_outlier"
     states = ("none", "outlier", "nonfinite")
@@ -48,6 +55,8 @@ class InputOutlier(Symptom):
             others = logs[:top] + logs[top + 1:]
             if z[top] > 8 and logs[top] - max(others) > 0.7:
                 return self.hard("outlier")
+        if not run.series.get("target_max_abs"):
+            return dict(TARGETS_UNSEEN)
         return self.hard("none")
 
 
