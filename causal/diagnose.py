@@ -27,6 +27,10 @@ Parameters = Union["FittedParameters", str, "os.PathLike[str]", None]
 REPORT_THRESHOLD = 0.5
 #: Causes below this are left out of `diagnose`'s hypotheses by default.
 MIN_CONFIDENCE = 0.05
+#: The text report shows a hypothesis after the first only from this confidence up (the rest
+#: stay in `Diagnosis.hypotheses` and `to_dict()`): the calibration map lifts small posteriors
+#: toward 0.1-0.2, where they are noise to a reader.
+SHOWN_AFTER_FIRST = 0.2
 _BUILTINS_LOADED: set[int] = set()
 
 
@@ -180,7 +184,7 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             others = hypotheses[:3]
         elif origin is None:
             lines.append(f"Healthy: no root cause reaches {threshold:.2f}.")
-            others = [h for h in hypotheses if h.confidence >= 0.1]
+            others = [h for h in hypotheses if h.confidence >= SHOWN_AFTER_FIRST]
         else:  # it went non-finite: a failure none of the known causes explains well
             birth = origin.birth
             where = f"{birth.direction or '?'}, {layer_label(run, origin.layer_name)}"
@@ -201,7 +205,7 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             lines.append(_symptoms_line(evidence))
         return "\n".join(lines)
     for h in hypotheses:
-        if h.confidence < 0.1 and lines:
+        if h.confidence < SHOWN_AFTER_FIRST and lines:
             break
         lines.append(str(h))
         if h.note:
