@@ -11,9 +11,8 @@ from neuraldbg import REPORT_THRESHOLD, diagnose
 from neuraldbg.suite.scenario import load_scenario, scenario_files, train
 
 DATASETS = Path(__file__).resolve().parents[2] / "datasets"
-#: The training split: the families the hand-set likelihoods were checked against and `neuraldbg
-#: fit` fits on. The validation split (datasets/validation/) is what `neuraldbg bench` measures by
-#: default: never fitted on, but used to make decisions (so the headline accuracy is the blind
+#: The training split: the families the hand-set likelihoods were checked against; `neuraldbg
+#: fit` fits on it with the validation and probe splits (so the headline accuracy is the blind
 #: split's).
 FILES = scenario_files(DATASETS / "train")
 #: Training families the shipped network still misses on seed 0, and why. Strict: a fix that
