@@ -203,6 +203,7 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             lines += [f"  {h}" + (f" ({h.note})" if h.note else "") for h in others[:1]]
         if (origin is not None or stall is not None) and evidence:
             lines.append(_symptoms_line(evidence))
+            lines += _unseen_lines(run)
         return "\n".join(lines)
     for h in hypotheses:
         if h.confidence < SHOWN_AFTER_FIRST and lines:
@@ -217,7 +218,17 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             lines.append(f"  fix: {fix}")
     if evidence:
         lines.append(_symptoms_line(evidence))
+        lines += _unseen_lines(run)
     return "\n".join(lines)
+
+
+def _unseen_lines(run: Run) -> list[str]:
+    """What the run could not observe, said: missing evidence is not evidence of health."""
+    if len(run.series) and not run.series.get("target_max_abs"):
+        return ["targets not seen: the loss took no float targets the monitor could find (class "
+                "indices are not measured), so corrupt or unscaled targets were not checked; "
+                "dbg.record_loss(loss, target=y) checks them"]
+    return []
 
 
 def _symptoms_line(evidence: Mapping[str, Mapping[str, float]]) -> str:

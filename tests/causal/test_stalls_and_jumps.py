@@ -204,3 +204,16 @@ def test_a_blow_up_before_the_jump_makes_it_a_consequence_one_after_it_does_not(
     step, calm = loss_jump_step(run_of(g, jumpy_loss(), events=(event,)))
     assert step == 80
     assert calm is (blowup >= 80)  # the step's statistics come before its own update
+
+
+def test_targets_not_seen_are_said_and_leave_an_outlier_in_them_open():
+    from causal.symptoms.data import TARGETS_UNSEEN, InputOutlier
+
+    g = stack("ReLU", 3)
+    seen = run_of(g, FLAT_LOSS)
+    cols = {k: v for k, v in seen.series.columns.items() if not k.startswith("target")}
+    unseen = Run(seen.meta, g, (), Series(seen.series.steps, cols), (), ())
+    assert InputOutlier().evidence(seen)["none"] == 1.0
+    assert InputOutlier().evidence(unseen) == dict(TARGETS_UNSEEN)
+    assert "targets not seen" in diagnose(unseen).format()
+    assert "targets not seen" not in diagnose(seen).format()
