@@ -270,7 +270,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "--suite alone, a family split of it)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--out", default=None, metavar="PATH", help="where to write the fitted "
-                   "parameters (default: causal/calibration/fitted.json in the package)")
+                   "parameters (default: causal/calibration/fitted.json in the package); the "
+                   "observations they were fitted on go next to it (X.observations.json)")
     p.add_argument("--held-out-fraction", type=float, default=0.34,
                    help="with --suite and no --held-out: share of each label's families held out "
                    "for scoring (default 0.34; 0 fits every family and scores each "

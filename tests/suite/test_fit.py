@@ -28,6 +28,7 @@ from causal.calibration.fit import (
     Observation,
     fit_calibration,
     fit_parameters,
+    load_observations,
     log_loss,
     split_families,
     top_cause,
@@ -421,6 +422,8 @@ def test_fit_cli_splits_fits_compares_and_reproduces(suite_dir, tmp_path, capsys
     assert main(args) == 0
     printed = capsys.readouterr()
     fp = FittedParameters.load(out)
+    table = load_observations(tmp_path / "fitted.observations.json", builtin_registry())
+    assert sorted({o.family for o in table}) == list(fp.training_families)
     train, held = split_families({"outlier_a": "data_outlier", "outlier_b": "data_outlier",
                                   "calm_a": "healthy", "calm_b": "healthy",
                                   "broken": "lr_too_high"}, 0.34, 0)
@@ -436,6 +439,11 @@ def test_fit_cli_splits_fits_compares_and_reproduces(suite_dir, tmp_path, capsys
     assert again.read_bytes() == out.read_bytes()
     cached = json.loads(cache.read_text())["entries"]
     assert len(cached) == 4
+    # every family fitted, each scored by tables fitted without it (from the cache: no training)
+    assert main([*args[:6], str(tmp_path / "all.json"), *args[7:],
+                 "--held-out-fraction", "0"]) == 0
+    lofo = capsys.readouterr().out
+    assert "leave-one-family-out" in lofo and "| fitted + calibrated | 4 |" in lofo
     fresh = collect(suite_dir, [0], ["outlier_a"])
     assert [o.to_dict() for o in fresh] == [
         v for k, v in sorted(cached.items()) if k.startswith("outlier_a:")]
