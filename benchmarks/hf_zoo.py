@@ -47,25 +47,52 @@ _TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, interme
 VOCAB = 100
 
 
+#: Each task draws its batches from a fixed pool of POOL examples, so that the models can learn
+#: it (memorise it) in a few dozen steps: a run whose loss cannot fall is a stall, not a healthy
+#: run, and the zoo checks the diagnosis of healthy runs.
+POOL = 16
+
+
+def _pool(key: str, make: Callable[[torch.Generator], torch.Tensor]) -> torch.Tensor:
+    """POOL examples of one kind, the same in every run (seeded by `key`)."""
+    if key not in _POOLS:
+        g = torch.Generator().manual_seed(sum(map(ord, key)))
+        _POOLS[key] = torch.stack([make(g) for _ in range(POOL)])
+    return _POOLS[key]
+
+
+_POOLS: dict[str, torch.Tensor] = {}
+
+
+def _pick(g: torch.Generator) -> torch.Tensor:
+    """Four pool indices for one batch."""
+    return torch.randint(0, POOL, (4,), generator=g)
+
+
 def tokens(g: torch.Generator) -> Batch:
     """Causal language modelling: the labels are the inputs."""
-    ids = torch.randint(0, VOCAB, (4, 12), generator=g)
+    ids = _pool("tokens", lambda h: torch.randint(0, VOCAB, (12,), generator=h))[_pick(g)]
     return dict(input_ids=ids, labels=ids)
 
 
 def seq2seq(g: torch.Generator) -> Batch:
-    return dict(input_ids=torch.randint(0, VOCAB, (4, 12), generator=g),
-                labels=torch.randint(0, VOCAB, (4, 7), generator=g))
+    """Copy the first 7 tokens."""
+    ids = _pool("seq2seq", lambda h: torch.randint(0, VOCAB, (12,), generator=h))[_pick(g)]
+    return dict(input_ids=ids, labels=ids[:, :7].clone())
 
 
 def sentences(g: torch.Generator) -> Batch:
-    return dict(input_ids=torch.randint(0, VOCAB, (4, 12), generator=g),
-                labels=torch.randint(0, 3, (4,), generator=g))
+    i = _pick(g)
+    ids = _pool("sentences", lambda h: torch.randint(0, VOCAB, (12,), generator=h))
+    labels = _pool("sentence_labels", lambda h: torch.randint(0, 3, (), generator=h))
+    return dict(input_ids=ids[i], labels=labels[i])
 
 
 def images(g: torch.Generator) -> Batch:
-    return dict(pixel_values=torch.randn(4, 3, 32, 32, generator=g),
-                labels=torch.randint(0, 3, (4,), generator=g))
+    i = _pick(g)
+    pixels = _pool("images", lambda h: torch.randn(3, 32, 32, generator=h))
+    labels = _pool("image_labels", lambda h: torch.randint(0, 3, (), generator=h))
+    return dict(pixel_values=pixels[i], labels=labels[i])
 
 
 def families() -> dict[str, Family]:
