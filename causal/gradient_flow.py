@@ -29,6 +29,12 @@ LOOKUPS = frozenset({"Embedding", "EmbeddingBag"})
 START_STEPS = 3
 #: The smallest mean derivative counted (a fully saturated layer passes ~0).
 MIN_GAIN = 1e-6
+#: Decades by which the gradient must shrink (or grow) from the last layer of the path to the
+#: first to count as vanishing (exploding) at the start.
+ATTENUATION = 1.5
+#: Decades by which the sigmoid/tanh layers alone must scale the gradient down for them to be
+#: what made it vanish.
+SATURATING_LOSS = 1.5
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,17 @@ class StartGradients:
     def saturating_loss(self) -> float:
         """log10 of the factor by which the sigmoid/tanh layers scale the gradient (<= 0)."""
         return math.fsum(g for _, g in self.gains)
+
+    @property
+    def regime(self) -> str:
+        """"vanishing_saturating" (the gradient shrinks by ATTENUATION decades toward the input
+        and the sigmoid/tanh layers alone scale it down by SATURATING_LOSS), "vanishing",
+        "exploding" (it grows toward the input) or "flat"."""
+        if self.attenuation >= ATTENUATION:
+            if self.saturating_loss <= -SATURATING_LOSS:
+                return "vanishing_saturating"
+            return "vanishing"
+        return "exploding" if self.attenuation <= -ATTENUATION else "flat"
 
 
 def start_steps(run: Run) -> set[int]:

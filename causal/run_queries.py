@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import networkx as nx
 
@@ -68,6 +68,17 @@ def update_ratios(run: Run, until: int | None = None) -> dict[str, list[tuple[in
         if pts:
             out[layer] = pts
     return out
+
+
+def update_ratio_medians(run: Run, until: int | None = None) -> dict[int, float]:
+    """Per step measured (up to `until`), the median over layers of the finite update ratios
+    (`update_ratios`)."""
+    by_step: dict[int, list[float]] = {}
+    for pts in update_ratios(run, until=until).values():
+        for step, v in pts:
+            if math.isfinite(v):
+                by_step.setdefault(step, []).append(v)
+    return {step: statistics.median(v) for step, v in sorted(by_step.items())}
 
 
 def half_dtypes(run: Run) -> set[str]:
@@ -329,23 +340,36 @@ def losses(run: Run) -> list[tuple[int, float]]:
     return run.series.get("loss")
 
 
-#: `loss_stall`: the fewest finite losses judged, and the share of the start loss the tail must
-#: stay above (the scenario contract's stall criterion).
-STALL_MIN_STEPS, STALL_SHARE = 20, 0.9
+#: The stall criterion of the scenario contract (`neuraldbg suite verify` applies it too): head =
+#: the lowest of the first HEAD_STEPS losses, tail = the mean of the last TAIL_FRACTION of them
+#: (at least HEAD_STEPS); a run stalls when tail >= STALL_RATIO x head.
+HEAD_STEPS, TAIL_FRACTION, STALL_RATIO = 5, 0.1, 0.9
+#: `loss_stall` judges only runs with at least this many finite losses.
+STALL_MIN_STEPS = 20
+
+
+def stall_ratio(vals: Sequence[float]) -> float:
+    """Mean loss of the last 10% of steps (at least 5) over the lowest of the first 5 steps
+    (for a head at or below 0: 0 when the tail is no higher, else inf)."""
+    if not vals:
+        return math.inf
+    head = min(vals[:HEAD_STEPS])
+    n_tail = max(HEAD_STEPS, math.ceil(TAIL_FRACTION * len(vals)))
+    tail = sum(vals[-n_tail:]) / len(vals[-n_tail:])
+    if head <= 0.0:
+        return 0.0 if tail <= head else math.inf
+    return tail / head
 
 
 def loss_stall(run: Run) -> tuple[float, float] | None:
-    """(head, tail) when the run's loss stalled, else None: with head the lowest of the first 5
-    losses and tail the mean of the last 10% (at least 5), `tail >= STALL_SHARE * head`, the
-    run did not remove even a tenth of its starting loss. Only judged on a positive loss that
-    stayed finite over at least STALL_MIN_STEPS steps (a NaN run failed otherwise; a loss
-    that can go negative, such as a likelihood's, has no such scale)."""
+    """(head, tail) when the run's loss stalled by `stall_ratio`, else None. Only judged on a
+    positive loss that stayed finite over at least STALL_MIN_STEPS steps (a NaN run failed
+    otherwise; a loss that can go negative, such as a likelihood's, has no such scale)."""
     vals = [v for _, v in losses(run)]
-    if len(vals) < STALL_MIN_STEPS or not all(math.isfinite(v) for v in vals):
+    if len(vals) < STALL_MIN_STEPS or not all(math.isfinite(v) for v in vals) or min(vals) < 0:
         return None
-    head = min(vals[:5])
-    k = max(5, len(vals) // 10)
-    tail = statistics.fmean(vals[-k:])
-    if head <= 0 or min(vals) < 0 or tail < STALL_SHARE * head:
+    ratio = stall_ratio(vals)
+    if ratio < STALL_RATIO:
         return None
-    return head, tail
+    head = min(vals[:HEAD_STEPS])
+    return head, ratio * head

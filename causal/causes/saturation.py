@@ -25,7 +25,7 @@ from causal.run_queries import (
     state_window_end,
 )
 from causal.schema.run import ActivationKind, EventKind, LayerStat, Run, State
-from causal.symptoms.layers import ATTENUATION, MODERATE, SATURATING_LOSS
+from causal.symptoms.layers import MODERATE
 
 
 class Saturation(CauseNode):
@@ -123,8 +123,7 @@ def _throttling_layer(run: Run) -> Localization | None:
     through sigmoid/tanh layers (`grad_depth`'s vanishing_saturating): the most upstream of
     them whose mean derivative is at most THROTTLING_GAIN, at the first step."""
     start = start_gradients(run)
-    if start is None or start.attenuation < ATTENUATION \
-            or start.saturating_loss > -SATURATING_LOSS:
+    if start is None or start.regime != "vanishing_saturating":
         return None
     limit = math.log10(THROTTLING_GAIN)
     layer = next((name for name, gain in start.gains if gain <= limit), None)

@@ -17,7 +17,7 @@ from causal.run_queries import (
     nonfinite_step,
     run_length,
     trouble_events,
-    update_ratios,
+    update_ratio_medians,
 )
 from causal.schema.run import Direction, EventKind, LayerStat, Run, State
 from causal.symptoms.base import Symptom
@@ -279,12 +279,8 @@ def _calm_before(run: Run, before: list[tuple[int, float]], step: int) -> bool:
     noisy loss is not a rising one)."""
     if any(e.to_state in _BEFORE_JUMP and e.step < step for e in run.events):
         return False
-    by_step: dict[int, list[float]] = {}
-    for pts in update_ratios(run, until=step - 1).values():
-        for s, v in pts:
-            if math.isfinite(v):
-                by_step.setdefault(s, []).append(v)
-    if by_step and statistics.median(by_step[max(by_step)]) >= HIGH_UPDATE_RATIO:
+    medians = update_ratio_medians(run, until=step - 1)
+    if medians and medians[max(medians)] >= HIGH_UPDATE_RATIO:
         return False
     vals = [v for _, v in before if math.isfinite(v)]
     if len(vals) >= 2 * JUMP_WINDOW:

@@ -19,7 +19,7 @@ from causal.run_queries import (
     start_stds,
     state_window_end,
     trouble_events,
-    update_ratios,
+    update_ratio_medians,
 )
 from causal.schema.run import ActivationKind, EventKind, LayerStat, Run, State
 from causal.symptoms.base import Symptom
@@ -216,14 +216,6 @@ class InitDepthTrend(Symptom):
         return self.hard("flat")
 
 
-#: Decades by which the gradient must shrink (or grow) from the last layer of the path to the
-#: first to count as vanishing (exploding) at the start.
-ATTENUATION = 1.5
-#: Decades by which the sigmoid/tanh layers alone must scale the gradient down for them to be
-#: what made it vanish.
-SATURATING_LOSS = 1.5
-
-
 class GradDepth(Symptom):
     """How the gradient flows back through the depth at the first steps (`causal.gradient_flow`):
     flat; vanishing toward the input while the sigmoid/tanh layers on the way scale it down by
@@ -241,15 +233,7 @@ class GradDepth(Symptom):
 
     def observe(self, run: Run) -> Mapping[str, float]:
         start = start_gradients(run)
-        if start is None:
-            return _uniform(self.states)
-        if start.attenuation >= ATTENUATION:
-            if start.saturating_loss <= -SATURATING_LOSS:
-                return self.hard("vanishing_saturating")
-            return self.hard("vanishing")
-        if start.attenuation <= -ATTENUATION:
-            return self.hard("exploding")
-        return self.hard("flat")
+        return _uniform(self.states) if start is None else self.hard(start.regime)
 
 
 class UpdateRatio(Symptom):
@@ -263,13 +247,8 @@ class UpdateRatio(Symptom):
     leak = MappingProxyType({"normal": 0.9, "high": 0.08, "very_high": 0.02})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        series = update_ratios(run, until=failure_step(run))
-        by_step: dict[int, list[float]] = {}
-        for pts in series.values():
-            for step, v in pts:
-                if math.isfinite(v):
-                    by_step.setdefault(step, []).append(v)
-        if not by_step:
+        medians = update_ratio_medians(run, until=failure_step(run))
+        if not medians:
             return _uniform(self.states)
-        peak = max(statistics.median(v) for v in by_step.values())
+        peak = max(medians.values())
         return self.graded(peak, ((HIGH_UPDATE_RATIO, "high"), (1e-1, "very_high")), "normal")

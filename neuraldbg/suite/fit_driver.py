@@ -20,7 +20,7 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -211,17 +211,10 @@ def evaluate(observations: Sequence[Observation], registry: Registry,
     """Per variant (hand-set, fitted, fitted + calibrated): the benchmark's `score` of the
     observations' posteriors ({"summary": ..., "per_cause": ...})."""
     from causal.network import get_network
-    from neuraldbg.suite.scoring import score
 
-    hand = get_network(registry)
     fit_net = get_network(fitted.apply(registry))
-    rows: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
-    for ob in observations:
-        p_fit = fit_net.posteriors(ob.evidence)
-        rows["hand-set"].append(_row(ob, hand.posteriors(ob.evidence)))
-        rows["fitted"].append(_row(ob, p_fit))
-        rows["fitted + calibrated"].append(_row(ob, fitted.calibrate(p_fit)))
-    return {v: score(r) for v, r in rows.items()}
+    return _score_variants(((ob, fit_net.posteriors(ob.evidence)) for ob in observations),
+                           registry, fitted)
 
 
 def evaluate_cross_fitted(observations: Sequence[Observation], registry: Registry,
@@ -231,17 +224,25 @@ def evaluate_cross_fitted(observations: Sequence[Observation], registry: Registr
     fitted on these same cross-fitted posteriors)."""
     from causal.calibration.fit import cross_fitted
     from causal.network import get_network
+
+    folds = cross_fitted(observations, registry, fitted.ess)
+    return _score_variants(((ob, get_network(fold).posteriors(ob.evidence))
+                            for mine, fold in folds for ob in mine), registry, fitted)
+
+
+def _score_variants(fitted_posteriors: Iterable[tuple[Observation, Mapping[str, float]]],
+                    registry: Registry, fitted: FittedParameters
+                    ) -> dict[str, dict[str, Any]]:
+    """`score` per variant, from each observation's posteriors under fitted tables."""
+    from causal.network import get_network
     from neuraldbg.suite.scoring import score
 
     hand = get_network(registry)
     rows: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
-    for mine, fold in cross_fitted(observations, registry, fitted.ess):
-        net = get_network(fold)
-        for ob in mine:
-            p_fit = net.posteriors(ob.evidence)
-            rows["hand-set"].append(_row(ob, hand.posteriors(ob.evidence)))
-            rows["fitted"].append(_row(ob, p_fit))
-            rows["fitted + calibrated"].append(_row(ob, fitted.calibrate(p_fit)))
+    for ob, p_fit in fitted_posteriors:
+        rows["hand-set"].append(_row(ob, hand.posteriors(ob.evidence)))
+        rows["fitted"].append(_row(ob, p_fit))
+        rows["fitted + calibrated"].append(_row(ob, fitted.calibrate(p_fit)))
     return {v: score(r) for v, r in rows.items()}
 
 

@@ -24,14 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from causal.run_queries import STALL_RATIO, stall_ratio
 from neuraldbg.errors import SuiteError
 
 if TYPE_CHECKING:
     from neuraldbg.suite.scenario import Scenario
 
-HEAD_STEPS = 5
-TAIL_FRACTION = 0.1
-STALL_RATIO = 0.9
 DIVERGED_RATIO = 10.0
 HEALTHY = "healthy"
 
@@ -107,19 +105,6 @@ class Failure:
             return f"failed at step {self.step} (non-finite)"
         word = "diverged" if (self.ratio or 0.0) > DIVERGED_RATIO else "stalled"
         return f"{word} (r={self.ratio:.3g})"
-
-
-def stall_ratio(losses: Sequence[float]) -> float:
-    """Mean loss of the last 10% of steps (at least 5) over the lowest of the first 5 steps."""
-    if not losses:
-        return math.inf
-    head = min(losses[:HEAD_STEPS])
-    n_tail = max(HEAD_STEPS, math.ceil(TAIL_FRACTION * len(losses)))
-    tail_part = losses[-n_tail:]
-    tail = sum(tail_part) / len(tail_part)
-    if head <= 0.0:
-        return 0.0 if tail <= head else math.inf
-    return tail / head
 
 
 def _own_failure(losses: Sequence[float]) -> Failure | None:
