@@ -18,6 +18,7 @@ from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
 from causal.run_queries import first_origin, layer_label, loss_output_at_bound, loss_stall
 from causal.schema.run import Run
+from causal.verdict import Verdict, verdict
 
 if TYPE_CHECKING:
     from causal.calibration.parameters import FittedParameters
@@ -80,21 +81,38 @@ def posteriors(run: Run, registry: Registry | None = None,
     return eff.calibrate(get_network(eff.registry).posteriors(evidence))
 
 
+def run_verdict(run: Run, registry: Registry | None = None, parameters: Parameters = "shipped",
+                evidence: Mapping[str, Mapping[str, float]] | None = None) -> Verdict:
+    """The run's `Verdict` (`causal.verdict`): P(failing), and per cause P(present) and
+    P(root cause), calibrated. `parameters` and `evidence` as in `posteriors`."""
+    from causal.calibration.parameters import effective
+    from causal.network import get_network
+
+    reg = builtin_registry() if registry is None else registry
+    eff = effective(reg, parameters)
+    if evidence is None:
+        evidence = collect_evidence(run, reg)
+    return verdict(get_network(eff.registry), evidence, eff.calibrate)
+
+
 @dataclass(frozen=True)
 class Diagnosis(Sequence[Hypothesis]):
-    """What `diagnose` hands back: the ranked `hypotheses` (highest confidence first), whether
-    the run is `healthy` (no cause reaches `threshold`), the symptoms' `evidence`, and `format()`,
-    the report people read. It is also the sequence of its hypotheses (`for h in diagnose(run)`,
+    """What `diagnose` hands back: the ranked `hypotheses` (highest confidence first: the
+    confidence that the cause is the run's root cause), `failing` (the confidence that some
+    cause is present; None: judged from the hypotheses), whether the run is `healthy`
+    (`failing` below `threshold`), the symptoms' `evidence`, and `format()`, the report people
+    read. It is also the sequence of its hypotheses (`for h in diagnose(run)`,
     `diagnose(run)[0]`)."""
 
     run: Run = field(repr=False)
     hypotheses: tuple[Hypothesis, ...]
     evidence: Mapping[str, Mapping[str, float]] = field(default_factory=dict, repr=False)
     threshold: float = REPORT_THRESHOLD
+    failing: float | None = None
 
     @property
     def healthy(self) -> bool:
-        return is_healthy(self.hypotheses, self.threshold)
+        return is_healthy(self.hypotheses, self.threshold, self.failing)
 
     @property
     def stalled(self) -> bool:
@@ -111,11 +129,12 @@ class Diagnosis(Sequence[Hypothesis]):
     def format(self, max_evidence: int = 6) -> str:
         """The text report: `[0.91] description`, evidence lines, fixes, the symptoms."""
         return format_diagnosis(self.run, list(self.hypotheses), self.evidence, self.threshold,
-                                max_evidence)
+                                max_evidence, self.failing)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: the hypotheses, the verdict and the symptoms' distributions."""
         return {"healthy": self.healthy, "stalled": self.stalled, "threshold": self.threshold,
+                "failing": self.failing,
                 "hypotheses": [h.to_dict() for h in self.hypotheses],
                 "evidence": {k: dict(v) for k, v in self.evidence.items()}}
 
@@ -141,29 +160,37 @@ class Diagnosis(Sequence[Hypothesis]):
 def diagnose(run: Run, registry: Registry | None = None,
              min_confidence: float = MIN_CONFIDENCE, parameters: Parameters = "shipped"
              ) -> Diagnosis:
-    """The `Diagnosis` of `run`: hypotheses for every cause at or above `min_confidence`,
-    ranked; none of them reaching `REPORT_THRESHOLD` means a healthy run. `parameters` as in
-    `posteriors`."""
+    """The `Diagnosis` of `run`: hypotheses for every cause whose root-cause confidence is at
+    or above `min_confidence`, ranked; a failing confidence below `REPORT_THRESHOLD` means a
+    healthy run. `parameters` as in `posteriors`."""
     if not isinstance(run, Run):
         raise TypeError(f"diagnose() takes a Run (load_run(path) reads one), got "
                         f"{type(run).__name__}")
     reg = builtin_registry() if registry is None else registry
     evidence = collect_evidence(run, reg)
-    post = posteriors(run, reg, parameters, evidence=evidence)
+    judged = run_verdict(run, reg, parameters, evidence=evidence)
     causes = reg.causes()
-    ranked = sorted(post.items(), key=lambda kv: (-kv[1], kv[0]))
+    ranked = sorted(judged.root.items(), key=lambda kv: (-kv[1], kv[0]))
     return Diagnosis(run, tuple(causes[name].hypothesis(run, p) for name, p in ranked
-                                if p >= min_confidence), evidence)
+                                if p >= min_confidence), evidence, failing=judged.failing)
 
 
-def is_healthy(hypotheses: Sequence[Hypothesis], threshold: float = REPORT_THRESHOLD) -> bool:
+def is_healthy(hypotheses: Sequence[Hypothesis], threshold: float = REPORT_THRESHOLD,
+               failing: float | None = None) -> bool:
+    """No cause present at `threshold`: `failing` below it (when known), else no hypothesis
+    reaching it."""
+    if failing is not None:
+        return failing < threshold
     return not any(h.confidence >= threshold for h in hypotheses)
 
 
 def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
                      evidence: Mapping[str, Mapping[str, float]] | None = None,
-                     threshold: float = REPORT_THRESHOLD, max_evidence: int = 6) -> str:
-    """The report people read: `[0.91] description`, evidence lines, fix lines."""
+                     threshold: float = REPORT_THRESHOLD, max_evidence: int = 6,
+                     failing: float | None = None) -> str:
+    """The report people read: `[0.91] description`, evidence lines, fix lines. `failing`: the
+    confidence that some cause is present (None: judged from the hypotheses); when no single
+    cause takes most of it, a first line says so."""
     lines: list[str] = []
     if not len(run.series) and not run.events:  # the priors alone are no diagnosis
         lines.append("Nothing to diagnose: no training step was recorded.")
@@ -172,7 +199,7 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             "  Did the loop call the monitored model's forward, with gradients on, inside "
             "the monitor?"]
         return "\n".join(lines)
-    if is_healthy(hypotheses, threshold):
+    if is_healthy(hypotheses, threshold, failing):
         origin = first_origin(run)
         stall = loss_stall(run) if origin is None else None
         if stall is not None:  # no cause stands out, but the run did not learn
@@ -205,8 +232,14 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             lines.append(_symptoms_line(evidence))
             lines += _unseen_lines(run)
         return "\n".join(lines)
+    if failing is not None and hypotheses and hypotheses[0].confidence < threshold:
+        close = [h.cause for h in hypotheses if h.confidence >= SHOWN_AFTER_FIRST]
+        lines.append(
+            f"Failing ({failing:.2f}), root cause unsure: the evidence fits "
+            + (" and ".join(close[:3]) if len(close) > 1 else "no single cause well")
+            + "; each is below with its evidence and fixes.")
     for h in hypotheses:
-        if h.confidence < SHOWN_AFTER_FIRST and lines:
+        if h.confidence < SHOWN_AFTER_FIRST and lines and h is not hypotheses[0]:
             break
         lines.append(str(h))
         if h.note:

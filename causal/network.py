@@ -164,6 +164,39 @@ class CausalNetwork:
                     for c in self.causes}
         return {c: float(result[c].get_value(**{c: "present"})) for c in self.causes}
 
+    def root_shares(self, evidence: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+        """P(c is the one cause | evidence, exactly one cause is present), for every cause.
+
+        The marginals of `posteriors` answer "is c present?", and two causes can both be
+        present at 0.98 when the evidence fits their joint presence (a too high lr and the
+        ReLUs it killed). A run has one root cause, so the question the report answers is
+        which single cause explains the evidence: each cause's prior odds times the evidence's
+        likelihood with only that cause present over its likelihood with none, normalised
+        over the causes. Exact and cheap: one column per symptom and cause."""
+        self._virtual_evidence(evidence)  # validates, with the same errors as `posteriors`
+        if not self.causes:
+            return {}
+        logs = {}
+        for cause in self.causes:
+            p = self.priors[cause]
+            total = math.log(p) - math.log1p(-p)
+            for sym, dist in evidence.items():
+                parents = self.parents.get(sym, ())
+                if cause not in parents:
+                    continue  # the same factor with or without this cause: it cancels
+                states = self.symptoms[sym].states
+                alone = self.column(sym, [cause])
+                leak = self.column(sym, [])
+                total += (math.log(max(math.fsum(alone[s] * dist.get(s, 0.0) for s in states),
+                                       1e-300))
+                          - math.log(max(math.fsum(leak[s] * dist.get(s, 0.0) for s in states),
+                                         1e-300)))
+            logs[cause] = total
+        top = max(logs.values())
+        weights = {c: math.exp(v - top) for c, v in logs.items()}
+        z = math.fsum(weights.values())
+        return {c: w / z for c, w in weights.items()}
+
     def prior_posteriors(self) -> dict[str, float]:
         """Posteriors with no evidence (equal to the priors: causes are independent roots)."""
         return self.posteriors({})

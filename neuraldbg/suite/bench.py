@@ -121,7 +121,7 @@ def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
     """Train, diagnose and time one scenario x seed: (row, grad-rule row, prior-only row).
     The row also keeps every symptom's evidence, so that other parameters can re-score it.
     `instrument`: the loop the monitor is given (`neuraldbg.suite.scenario.train`)."""
-    from causal.diagnose import collect_evidence, diagnose, posteriors
+    from causal.diagnose import collect_evidence, diagnose, run_verdict
     from causal.network import get_network
     from neuraldbg.suite.run_store import train_or_load
     from neuraldbg.suite.scenario import load_scenario
@@ -141,7 +141,7 @@ def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
             hyps = diagnose(run, registry, parameters=parameters)
             row["seconds"] = time.perf_counter() - t0
             evidence = collect_evidence(run, registry)
-            post = posteriors(run, registry, parameters, evidence)
+            judged = run_verdict(run, registry, parameters, evidence)
         except Exception as exc:  # a crash is an error row; the benchmark goes on
             row["error"] = f"{type(exc).__name__}: {exc}"
         row["warnings"] = sorted({str(w.message) for w in caught})
@@ -152,7 +152,8 @@ def bench_one(path: Path, seed: int, registry: Registry, tmp: str,
     row.update(
         hypotheses=[{"cause": h.cause, "confidence": float(h.confidence), "layer": h.layer,
                      "step": h.step} for h in hyps],
-        posteriors=post, evidence=evidence, steps=len(losses),
+        posteriors=dict(judged.root), failing=judged.failing, evidence=evidence,
+        steps=len(losses),
         failure=None if failure is None else str(failure),
         origin_layers=origin_layers(run.dag, scenario.origin),
         origin_neighbors=origin_neighbors(run.dag, scenario.origin),

@@ -39,7 +39,9 @@ from causal.calibration.fit import (
 from neuraldbg.suite.parallel import DEFAULT_TIMEOUT, TaskFailed, run_scenarios
 
 if TYPE_CHECKING:
+    from causal.network import CausalNetwork
     from causal.registry import Registry
+    from causal.verdict import Verdict
 
 __all__ = ["Observation", "collect", "evaluate", "format_comparison", "run_fit",
            "split_families", "suite_labels"]
@@ -195,10 +197,11 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
 # ---------------------------------------------------------------- evaluation
 
 
-def _row(ob: Observation, post: Mapping[str, float]) -> dict[str, Any]:
-    ranked = sorted(post.items(), key=lambda kv: (-kv[1], kv[0]))
+def _row(ob: Observation, judged: Verdict) -> dict[str, Any]:
+    ranked = sorted(judged.root.items(), key=lambda kv: (-kv[1], kv[0]))
     return {"scenario": ob.scenario, "seed": ob.seed, "cause": ob.cause, "origin": None,
-            "posteriors": dict(post), "seconds": None, "latency": None, "error": None,
+            "posteriors": dict(judged.root), "failing": judged.failing, "seconds": None,
+            "latency": None, "error": None,
             "hypotheses": [{"cause": c, "confidence": p, "layer": None, "step": None}
                            for c, p in ranked if p >= MIN_CONFIDENCE]}
 
@@ -213,8 +216,7 @@ def evaluate(observations: Sequence[Observation], registry: Registry,
     from causal.network import get_network
 
     fit_net = get_network(fitted.apply(registry))
-    return _score_variants(((ob, fit_net.posteriors(ob.evidence)) for ob in observations),
-                           registry, fitted)
+    return _score_variants(((ob, fit_net) for ob in observations), registry, fitted)
 
 
 def evaluate_cross_fitted(observations: Sequence[Observation], registry: Registry,
@@ -226,23 +228,25 @@ def evaluate_cross_fitted(observations: Sequence[Observation], registry: Registr
     from causal.network import get_network
 
     folds = cross_fitted(observations, registry, fitted.ess)
-    return _score_variants(((ob, get_network(fold).posteriors(ob.evidence))
-                            for mine, fold in folds for ob in mine), registry, fitted)
+    return _score_variants(((ob, get_network(fold)) for mine, fold in folds for ob in mine),
+                           registry, fitted)
 
 
-def _score_variants(fitted_posteriors: Iterable[tuple[Observation, Mapping[str, float]]],
+def _score_variants(fitted_networks: Iterable[tuple[Observation, CausalNetwork]],
                     registry: Registry, fitted: FittedParameters
                     ) -> dict[str, dict[str, Any]]:
-    """`score` per variant, from each observation's posteriors under fitted tables."""
+    """`score` per variant, from each observation's verdict under the hand-set tables, its
+    network of fitted tables, and that network with `fitted`'s calibration maps."""
     from causal.network import get_network
+    from causal.verdict import verdict
     from neuraldbg.suite.scoring import score
 
     hand = get_network(registry)
     rows: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
-    for ob, p_fit in fitted_posteriors:
-        rows["hand-set"].append(_row(ob, hand.posteriors(ob.evidence)))
-        rows["fitted"].append(_row(ob, p_fit))
-        rows["fitted + calibrated"].append(_row(ob, fitted.calibrate(p_fit)))
+    for ob, net in fitted_networks:
+        rows["hand-set"].append(_row(ob, verdict(hand, ob.evidence)))
+        rows["fitted"].append(_row(ob, verdict(net, ob.evidence)))
+        rows["fitted + calibrated"].append(_row(ob, verdict(net, ob.evidence, fitted.calibrate)))
     return {v: score(r) for v, r in rows.items()}
 
 

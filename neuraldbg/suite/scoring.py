@@ -3,8 +3,9 @@ rescored without torch.
 
 Definitions (docs/design.md "Measures", made precise here; `threshold` = REPORT_THRESHOLD):
 
-* **ranking**: the hypotheses' causes by confidence; when no cause reaches the threshold the run
-  is predicted healthy and "healthy" takes rank 1. top-k is right when the true label (a cause or
+* **ranking**: the hypotheses' causes by root-cause confidence; when the row's failing confidence
+  is below the threshold (rows without one: no hypothesis reaches it) the run is predicted
+  healthy and "healthy" takes rank 1. top-k is right when the true label (a cause or
   "healthy") is among the first k, so a healthy run counts only when healthy is predicted.
 * **localization** (runs whose scenario has ORIGIN): the rank-1 hypothesis names the right cause
   and its layer is ORIGIN, or inside ORIGIN when ORIGIN names a container (a module that holds
@@ -12,10 +13,11 @@ Definitions (docs/design.md "Measures", made precise here; `threshold` = REPORT_
   or a layer one DAG edge (either way) from ORIGIN (from any layer inside it). The
   gradient-rule baseline names no cause, so only its layer is checked.
 * **ECE**: 15 equal-width bins over the rank-1 confidence (a run predicted healthy has confidence
-  1 - max posterior), correctness = top-1; sum over bins of |accuracy - confidence| x share.
+  1 - its failing confidence, or 1 - max posterior), correctness = top-1; sum over bins of
+  |accuracy - confidence| x share.
 * **Brier**: one-vs-rest, per run the mean over causes of (P(cause) - y)^2 with y = 1 only for the
   true cause (all 0 for a healthy run), using every cause's posterior; averaged over runs.
-* **false-alarm rate**: healthy runs where some cause reaches the threshold.
+* **false-alarm rate**: healthy runs predicted failing.
 * **latency** (steps): first failure event of the monitor minus the step at which the loss shows
   the failure (first non-finite loss, or the loss turning nan/inf/diverging/plateau), median over
   failing runs; negative means the monitor saw it before the loss did.
@@ -47,6 +49,10 @@ def _hyps(row: Row) -> list[Mapping[str, Any]]:
 
 
 def predicted_healthy(row: Row, threshold: float = REPORT_THRESHOLD) -> bool:
+    """The row's failing confidence below `threshold` (rows without one: no hypothesis
+    reaching it)."""
+    if row.get("failing") is not None:
+        return float(row["failing"]) < threshold
     return not any(float(h["confidence"]) >= threshold for h in _hyps(row))
 
 
@@ -92,7 +98,9 @@ def localization(rows: Sequence[Row], hop: bool = False, require_cause: bool = T
 def top1_confidence(row: Row, threshold: float = REPORT_THRESHOLD) -> float:
     hyps = _hyps(row)
     if not predicted_healthy(row, threshold):
-        return float(hyps[0]["confidence"])
+        return float(hyps[0]["confidence"]) if hyps else 0.0
+    if row.get("failing") is not None:
+        return 1.0 - float(row["failing"])
     post = row.get("posteriors") or {h["cause"]: h["confidence"] for h in hyps}
     return 1.0 - max((float(p) for p in post.values()), default=0.0)
 
