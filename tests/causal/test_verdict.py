@@ -1,0 +1,108 @@
+"""The verdict: P(failing) from the marginals, and each cause's root-cause confidence from its
+single-fault share (`CausalNetwork.root_shares`), checked against brute force and on the case it
+exists for: evidence two causes fit equally."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from causal.causes.base import CauseNode
+from causal.diagnose import format_diagnosis, is_healthy
+from causal.network import get_network
+from causal.registry import Registry
+from causal.schema.run import LayerGraph, Run, Series
+from causal.symptoms.base import Symptom
+from causal.verdict import verdict
+
+
+def _symptom(name: str, states: tuple[str, ...]) -> Symptom:
+    return type(name.title(), (Symptom,), {"name": name, "states": states, "leak": None})()
+
+
+def _cause(name: str, prior: float, likelihoods: dict) -> CauseNode:
+    return type(name.title().replace("_", ""), (CauseNode,), {
+        "name": name, "prior": prior, "summary": name, "likelihoods": likelihoods})()
+
+
+def _registry() -> Registry:
+    """Two causes that raise the same `blowup` alike (a too high lr and the ReLUs it kills), and
+    a third with a symptom of its own."""
+    reg = Registry()
+    for sym in (_symptom("blowup", ("no", "yes")), _symptom("dead", ("no", "yes")),
+                _symptom("spike", ("no", "yes"))):
+        reg.register_symptom(sym)
+    reg.register_cause(_cause("lr", 0.1, {"blowup": {"no": 0.1, "yes": 0.9},
+                                          "dead": {"no": 0.5, "yes": 0.5}}))
+    reg.register_cause(_cause("relu", 0.1, {"blowup": {"no": 0.1, "yes": 0.9},
+                                            "dead": {"no": 0.5, "yes": 0.5}}))
+    reg.register_cause(_cause("batch", 0.1, {"spike": {"no": 0.1, "yes": 0.9}}))
+    return reg
+
+
+def _brute_single_fault(net, evidence):
+    """P(only c | evidence, exactly one cause present), by enumerating the single-fault worlds."""
+    weights = {}
+    for c in net.causes:
+        w = net.priors[c] * math.prod(1 - net.priors[o] for o in net.causes if o != c)
+        for s, dist in evidence.items():
+            col = net.column(s, [c] if c in net.parents.get(s, ()) else [])
+            w *= sum(col[st] * p for st, p in dist.items())
+        weights[c] = w
+    z = sum(weights.values())
+    return {c: w / z for c, w in weights.items()}
+
+
+def test_evidence_two_causes_fit_alike_splits_the_root_confidence():
+    net = get_network(_registry())
+    evidence = {"blowup": {"no": 0.0, "yes": 1.0}, "dead": {"no": 0.0, "yes": 1.0},
+                "spike": {"no": 1.0, "yes": 0.0}}
+    marginals = net.posteriors(evidence)
+    judged = verdict(net, evidence)
+    # both are "present" well above the third; as the root, neither is certain
+    assert judged.root["lr"] == pytest.approx(judged.root["relu"])
+    assert judged.root["lr"] <= judged.failing / 2 + 1e-12
+    assert judged.failing == pytest.approx(max(marginals.values()))
+    assert sum(judged.root.values()) == pytest.approx(judged.failing)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3))
+def test_root_shares_match_single_fault_enumeration(ps):
+    net = get_network(_registry())
+    evidence = {name: {"no": 1.0 - p, "yes": p}
+                for name, p in zip(("blowup", "dead", "spike"), ps, strict=True)}
+    shares = net.root_shares(evidence)
+    expected = _brute_single_fault(net, evidence)
+    assert shares == pytest.approx(expected, rel=1e-9)
+    assert sum(shares.values()) == pytest.approx(1.0)
+    judged = verdict(net, evidence)
+    assert all(0.0 <= p <= judged.failing + 1e-12 for p in judged.root.values())
+
+
+def test_the_healthy_verdict_follows_failing_not_the_split_confidences():
+    class H:  # a hypothesis-like stand-in: only `confidence` is read
+        def __init__(self, c):
+            self.confidence = c
+
+    split = [H(0.45), H(0.44)]
+    assert not is_healthy(split, 0.5, failing=0.9)   # failing, root unsure
+    assert is_healthy(split, 0.5)                    # judged from the hypotheses alone
+    assert is_healthy([H(0.3)], 0.5, failing=0.3)
+
+
+def test_a_split_verdict_says_so_in_the_report():
+    from causal.hypothesis import Hypothesis
+
+    # something recorded, so the report is not "nothing to diagnose"
+    run = Run({"model_class": "Net"}, LayerGraph(), (), Series((0, 1), {"loss": (1.0, 2.0)}), (),
+              ())
+    hyps = [Hypothesis("lr", 0.47, None, None, "lr too high", (), ()),
+            Hypothesis("relu", 0.46, None, None, "dead relus", (), ())]
+    text = format_diagnosis(run, hyps, failing=0.95)
+    assert text.splitlines()[0].startswith("Failing (0.95), root cause unsure: the evidence fits "
+                                           "lr and relu")
+    assert "[0.47] lr too high" in text and "[0.46] dead relus" in text
