@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Iterable, Sequence
@@ -130,14 +131,17 @@ def trouble_events(run: Run, until: int | None = None) -> list[Event]:
     """Events that entered a bad regime (and non-finite origins), by step; gradients that a
     GradScaler skipped in a run that recovered are not trouble, nor a gate closing and opening
     again (`passing_vanish`), nor anything in a run that learned through it
-    (`learned_through`)."""
+    (`learned_through`), nor the loss's regimes when its level cannot be read
+    (`loss_level_unreadable`)."""
     skipped = skipped_steps(run)
     passing = passing_vanish(run)
+    unreadable = loss_level_unreadable(run)
     events = sorted((e for e in run.events
                      if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
                      and not (e.step in skipped
                               and (e.kind in (EventKind.GRAD_FINITE, EventKind.NONFINITE_ORIGIN)
                                    or e.layer_name == LOSS))
+                     and not (unreadable and e.kind == EventKind.LOSS)
                      and id(e) not in passing), key=lambda e: e.step)
     if events and learned_through(run, events[0].step):
         return []
@@ -338,6 +342,23 @@ def robust_z(values: list[float]) -> list[float]:
 
 def losses(run: Run) -> list[tuple[int, float]]:
     return run.series.get("loss")
+
+
+#: `loss_level_unreadable`: the share of consecutive finite losses that must change sign, and
+#: the least number of changes.
+SIGN_CHANGE_SHARE, SIGN_CHANGE_MIN = 0.1, 3
+
+
+def loss_level_unreadable(run: Run) -> bool:
+    """The loss keeps changing sign (on at least SIGN_CHANGE_SHARE of consecutive finite steps,
+    SIGN_CHANGE_MIN times or more): a policy-gradient or actor-critic objective, an advantage-
+    weighted or adversarial term, whose level is no error that training drives down. Its rises
+    are then no divergence, its flat stretches no stall, its jumps no broken batch: the readings
+    of the loss's level are left unobserved. A likelihood that goes negative as it learns (a
+    Gaussian NLL, a flow) crosses zero once or twice and stays readable."""
+    vals = [v for _, v in losses(run) if math.isfinite(v) and v != 0.0]
+    changes = sum(1 for a, b in itertools.pairwise(vals) if (a < 0.0) != (b < 0.0))
+    return changes >= SIGN_CHANGE_MIN and changes >= SIGN_CHANGE_SHARE * (len(vals) - 1)
 
 
 #: The stall criterion of the scenario contract (`neuraldbg suite verify` applies it too): head =

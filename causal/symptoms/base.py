@@ -89,6 +89,11 @@ class Symptom:
             )
         return {s: 1.0 if s == state else 0.0 for s in self.states}
 
+    def unobserved(self) -> dict[str, float]:
+        """What a signal the run does not let us read leaves: every state alike (as virtual
+        evidence, no information at all), never a guess at a state."""
+        return {s: 1.0 / len(self.states) for s in self.states}
+
     def graded(self, value: float, cuts: Sequence[tuple[float, str]], below: str,
                width: float = GRADE_WIDTH) -> dict[str, float]:
         """`below` under the first cut, each cut's state above it (cuts ascending): a magnitude

@@ -13,6 +13,7 @@ from causal.run_queries import (
     first_origin,
     half_dtypes,
     layer_series,
+    loss_level_unreadable,
     losses,
     nonfinite_step,
     run_length,
@@ -136,6 +137,8 @@ class Onset(Symptom):
     def observe(self, run: Run) -> Mapping[str, float]:
         trouble = trouble_events(run)
         if not trouble:  # no transition, yet a run that never made progress failed at once
+            if loss_level_unreadable(run):
+                return self.hard("none")  # no progress to judge on a loss without a level
             vals = _finite_losses(run)
             stalled = _no_progress(vals) and (_never_improved(vals) or _flat_from_start(vals))
             return self.hard("start" if stalled else "none")
@@ -165,6 +168,8 @@ class LossPattern(Symptom):
                              "diverging": 0.03, "plateau": 0.04, "overshoot_plateau": 0.01})
 
     def observe(self, run: Run) -> Mapping[str, float]:
+        if loss_level_unreadable(run):
+            return self.unobserved()
         stop = nonfinite_step(run)  # a plateau or divergence is the failure: keep it
         kinds = [e.to_state for e in run.events if e.kind == EventKind.LOSS
                  and (stop is None or e.step <= stop)]
@@ -247,6 +252,8 @@ class LossJump(Symptom):
     leak = MappingProxyType({"none": 0.9, "on_calm_weights": 0.07, "after_trouble": 0.03})
 
     def observe(self, run: Run) -> Mapping[str, float]:
+        if loss_level_unreadable(run):
+            return self.unobserved()
         jump = loss_jump_step(run)
         if jump is None:
             return self.hard("none")

@@ -7,13 +7,14 @@ from __future__ import annotations
 import itertools
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causal.diagnose import diagnose
 from causal.gradient_flow import start_gradients, times
 from causal.registry import Registry
-from causal.run_queries import loss_stall
+from causal.run_queries import loss_level_unreadable, loss_stall
 from causal.schema.run import (
     LOSS,
     ActivationKind,
@@ -25,7 +26,7 @@ from causal.schema.run import (
     Series,
     Window,
 )
-from causal.symptoms.failure import LossJump, loss_jump_step
+from causal.symptoms.failure import LossJump, LossPattern, Onset, loss_jump_step
 from causal.symptoms.layers import GradDepth
 
 STATS = tuple(s.value for s in LayerStat)
@@ -217,3 +218,36 @@ def test_targets_not_seen_are_said_and_leave_an_outlier_in_them_open():
     assert InputOutlier().evidence(unseen) == dict(TARGETS_UNSEEN)
     assert "targets not seen" in diagnose(unseen).format()
     assert "targets not seen" not in diagnose(seen).format()
+
+
+# ---------------------------------------------------------------- a loss without a level
+
+
+def policy_loss(n: int = 120) -> list[float]:
+    """An actor-critic's summed objective: it changes sign every few steps and grows as the
+    episodes it sums get longer (30x by the end), with a last-step jump."""
+    return [(1.0 + 0.25 * i) * math.sin(1.3 * i) + (40.0 if i == n - 5 else 0.0)
+            for i in range(n)]
+
+
+def test_a_loss_that_keeps_changing_sign_is_left_unread():
+    g = stack("ReLU", 3)
+    run = run_of(g, policy_loss())
+    assert loss_level_unreadable(run)
+    for sym in (LossPattern(), LossJump()):
+        ev = sym.evidence(run)
+        assert len(set(ev.values())) == 1, sym.name  # every state alike: no information
+    assert Onset().evidence(run)["none"] == 1.0
+    text = diagnose(run, registry=Registry()).format()
+    assert text.startswith("Healthy")
+
+
+@pytest.mark.parametrize("loss", [
+    [2.0 - 0.05 * i for i in range(120)],                       # a NLL that goes negative
+    [1.0 - 0.004 * i + 0.01 * math.sin(1.7 * i) for i in range(120)],  # a positive loss
+    [0.5 - 0.01 * i + 0.03 * math.sin(1.7 * i) for i in range(120)],  # jitters across 0
+])
+def test_a_likelihood_that_crosses_zero_once_stays_readable(loss):
+    run = run_of(stack("ReLU", 3), loss)
+    assert not loss_level_unreadable(run)
+    assert max(LossPattern().evidence(run).values()) >= 0.6  # read, not left open
