@@ -243,7 +243,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     from transformers.utils import logging as hf_logging
 
-    from causal.diagnose import diagnose, is_healthy
+    from causal.diagnose import diagnose
 
     hf_logging.set_verbosity_error()
     zoo = families()
@@ -254,9 +254,9 @@ def main() -> None:
     print(f"torch {torch.__version__}, threads {args.threads}, steps {args.steps}, "
           f"repeats {args.repeats}, step times from step {args.skip} on, AdamW lr 1e-3, "
           "preset standard\n")
-    print("| family | params | DAG | nodes | events | top cause | healthy | internal error "
-          "| step x | step x (mean) |")
-    print("|---|---:|---|---:|---:|---|---|---|---:|---:|")
+    print("| family | params | DAG | nodes | events | top cause | failing | healthy "
+          "| internal error | step x | step x (mean) |")
+    print("|---|---:|---|---:|---:|---|---:|---|---|---:|---:|")
     healthy = 0
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -274,12 +274,12 @@ def main() -> None:
             ratio, mean_ratio = statistics.median(ratios), statistics.median(mean_ratios)
             run = dbg.run
             hyps = diagnose(run)
-            ok = is_healthy(hyps)
+            ok = hyps.healthy
             healthy += ok
             top = f"{hyps[0].cause} {hyps[0].confidence:.2f}" if hyps else "-"
             n_params = sum(p.numel() for p in model.parameters())
             print(f"| {name} | {n_params:,} | {run.dag.method} | {len(run.dag.nodes)} | "
-                  f"{len(run.events)} | {top} | {'yes' if ok else 'NO'} | "
+                  f"{len(run.events)} | {top} | {hyps.failing:.2f} | {'yes' if ok else 'NO'} | "
                   f"{internal[0] if internal else 'none'} | {ratio:.2f} | {mean_ratio:.2f} |",
                   flush=True)
     print(f"\nhealthy {healthy}/{len(names)}; total {time.perf_counter() - t0:.0f} s")

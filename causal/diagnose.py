@@ -177,8 +177,10 @@ def diagnose(run: Run, registry: Registry | None = None,
 
 def is_healthy(hypotheses: Sequence[Hypothesis], threshold: float = REPORT_THRESHOLD,
                failing: float | None = None) -> bool:
-    """No cause present at `threshold`: `failing` below it (when known), else no hypothesis
-    reaching it."""
+    """No cause present at `threshold`: `failing` below it (when known: given, or the
+    `Diagnosis`'s own), else no hypothesis reaching it."""
+    if failing is None:
+        failing = getattr(hypotheses, "failing", None)
     if failing is not None:
         return failing < threshold
     return not any(h.confidence >= threshold for h in hypotheses)
