@@ -290,6 +290,31 @@ def layer_label(run: Run, layer: str) -> str:
     return f"{layer!r} ({node.module_type})" if node is not None else repr(layer)
 
 
+#: Module types whose weights are lookup tables, not projections: their scale is no init gain
+#: (an embedding drawn from N(0, 1) has rms 1 whatever its width).
+TABLE_TYPES = frozenset({"Embedding", "EmbeddingBag"})
+
+
+def start_gains(run: Run) -> list[tuple[str, float]]:
+    """(layer, gain) in forward order for the layers whose weight's scale at the start was
+    recorded (`LayerNode.weight_gain`: rms x sqrt(fan_in), about 0.58 under PyTorch's default
+    init, 1-1.4 under Xavier or Kaiming, 0 when zero-initialised), lookup tables left out."""
+    return [(n, node.weight_gain) for n in run.dag.forward_order()
+            if (node := run.dag.node(n)) is not None and node.weight_gain is not None
+            and node.module_type not in TABLE_TYPES]
+
+
+def zero_init_layers(run: Run) -> tuple[list[str], int]:
+    """(the layers whose weights started at exactly zero, in forward order; how many layers
+    have weights) when those are at least two and at least half of them, else ([], count).
+    A few zero-initialised layers (output heads, residual gates, LoRA's B) are a design."""
+    gains = start_gains(run)
+    zero = [n for n, gain in gains if gain == 0.0]
+    if len(zero) >= 2 and 2 * len(zero) >= len(gains):
+        return zero, len(gains)
+    return [], len(gains)
+
+
 def param_layers(run: Run) -> list[str]:
     """Layers with parameters, in forward order."""
     return [n for n in run.dag.forward_order()

@@ -16,7 +16,13 @@ from types import MappingProxyType
 
 from causal.causes.base import CauseNode
 from causal.hypothesis import Localization
-from causal.run_queries import first_origin, layer_label, param_layers, start_stds
+from causal.run_queries import (
+    first_origin,
+    layer_label,
+    param_layers,
+    start_stds,
+    zero_init_layers,
+)
 from causal.schema.run import Direction, Run
 
 
@@ -47,7 +53,7 @@ class BadInit(CauseNode):
         time-step embedding's projection into each block) neither starts nor breaks it, and a
         single layer that is off in an otherwise ordinary network is a stretch of its own."""
         first, std = start_stds(run)
-        zero, weighted = _zero_init(run)
+        zero, weighted = zero_init_layers(run)
         if zero:  # most weights start at exactly zero: nothing flows, whatever the scales say
             return Localization(zero[0], first, (),
                                 f"{len(zero)} of {weighted} layers with weights start at zero")
@@ -75,7 +81,7 @@ class BadInit(CauseNode):
         return Localization(origin, first, ())
 
     def describe(self, run: Run, loc: Localization) -> str:
-        zero, weighted = _zero_init(run)
+        zero, weighted = zero_init_layers(run)
         if zero:
             return (f"Bad initialisation: {len(zero)} of {weighted} layers with weights start at "
                     f"exactly zero, from {layer_label(run, zero[0])} on; a layer of zero weights "
@@ -95,25 +101,13 @@ class BadInit(CauseNode):
         types = {n.module_type for n in run.dag.nodes}
         relu = bool(types & {"ReLU", "LeakyReLU", "GELU", "SiLU"})
         init = "kaiming_uniform_ (nonlinearity='relu')" if relu else "xavier_uniform_"
-        if _zero_init(run)[0]:
+        if zero_init_layers(run)[0]:
             return [f"initialise those weights (torch.nn.init.{init}, or normal_(0, 0.02) in a "
                     "transformer) instead of zeros",
                     "zero only what is meant to start as an identity or a no-op (the last "
                     "projection of a residual branch, LoRA's B), never a whole path"]
         return [f"re-initialise the weights with torch.nn.init.{init}",
                 "or add normalisation (LayerNorm/BatchNorm) between layers"]
-
-
-def _zero_init(run: Run) -> tuple[list[str], int]:
-    """(the layers whose weights started at exactly zero, in forward order; how many layers
-    have weights) when those are at least two and at least half of them, else ([], count).
-    A few zero-initialised layers (output heads, residual gates, LoRA's B) are a design."""
-    gains = [(n, node.weight_gain) for n in run.dag.forward_order()
-             if (node := run.dag.node(n)) is not None and node.weight_gain is not None]
-    zero = [n for n, gain in gains if gain == 0.0]
-    if len(zero) >= 2 and 2 * len(zero) >= len(gains):
-        return zero, len(gains)
-    return [], len(gains)
 
 
 def _steepest_stretch(steps: list[tuple[str, float]]) -> str | None:

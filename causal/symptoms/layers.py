@@ -26,10 +26,6 @@ from causal.symptoms.base import Symptom
 from causal.symptoms.data import LARGE_SCALE, start_median
 
 
-def _uniform(states: tuple[str, ...]) -> dict[str, float]:
-    return {s: 1.0 / len(states) for s in states}
-
-
 class GradRegime(Symptom):
     """Whether layer gradients left their healthy band before the failure (exploding,
     vanishing, or both in different layers)."""
@@ -88,8 +84,8 @@ class Saturation(Symptom):
         pts = [(s, v) for layer, p in series.items() if layer in sat_layers
                for s, v in p if math.isfinite(v)]
         if not pts:
-            measured = tuple(s for s in self.states if s != "no_saturating_layers")
-            return _uniform(measured) | {"no_saturating_layers": 0.0}
+            measured = [s for s in self.states if s != "no_saturating_layers"]
+            return {s: 1.0 / len(measured) if s in measured else 0.0 for s in self.states}
         peak = max(v for _, v in pts)
         if peak >= HIGH:
             if _saturated_by_blowup(run, pts):
@@ -196,7 +192,7 @@ class InitDepthTrend(Symptom):
         if len(scale) < 3:  # too few scales along the longest path: all layers with weights
             scale = [math.log10(start[n]) for n in param_layers(run) if n in start]
         if len(scale) < 3:
-            return _uniform(self.states)
+            return self.unobserved()
         # least-squares slope of log10(std) per layer of depth
         xs = list(range(len(scale)))
         mx, my = statistics.fmean(xs), statistics.fmean(scale)
@@ -233,7 +229,7 @@ class GradDepth(Symptom):
 
     def observe(self, run: Run) -> Mapping[str, float]:
         start = start_gradients(run)
-        return _uniform(self.states) if start is None else self.hard(start.regime)
+        return self.unobserved() if start is None else self.hard(start.regime)
 
 
 class UpdateRatio(Symptom):
@@ -249,6 +245,6 @@ class UpdateRatio(Symptom):
     def observe(self, run: Run) -> Mapping[str, float]:
         medians = update_ratio_medians(run, until=failure_step(run))
         if not medians:
-            return _uniform(self.states)
+            return self.unobserved()
         peak = max(medians.values())
         return self.graded(peak, ((HIGH_UPDATE_RATIO, "high"), (1e-1, "very_high")), "normal")
