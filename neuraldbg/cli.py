@@ -52,6 +52,7 @@ def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None)
         h for h in every if h.confidence >= MIN_CONFIDENCE))
     if as_json:
         print(json.dumps({"run": getattr(run, "path", None), "healthy": shown.healthy,
+                          "failing": shown.failing,
                           "hypotheses": [h.to_dict() for h in shown]}, indent=2))
         return
     if shown.healthy and first_origin(run) is not None:

@@ -81,6 +81,8 @@ def test_diagnose_a_stored_run_where_torch_cannot_be_imported(run_path):
     doc = json.loads(rest)
     assert doc["hypotheses"][0]["cause"] == "data_outlier"
     assert doc["hypotheses"][0]["confidence"] >= REPORT_THRESHOLD
+    assert doc["healthy"] is False
+    assert doc["failing"] >= doc["hypotheses"][0]["confidence"]  # the root shares P(failing)
 
 
 def test_a_healthy_run_has_no_hypothesis_above_the_threshold(run_path):
