@@ -32,6 +32,9 @@ MIN_CONFIDENCE = 0.05
 #: stay in `Diagnosis.hypotheses` and `to_dict()`): the calibration map lifts small posteriors
 #: toward 0.1-0.2, where they are noise to a reader.
 SHOWN_AFTER_FIRST = 0.2
+#: A failing run whose first cause takes at least this share of P(failing) has one root cause:
+#: the report says so rather than "root cause unsure" when the failure itself is not certain.
+CLEAR_SHARE = 0.75
 _BUILTINS_LOADED: set[int] = set()
 
 
@@ -235,11 +238,16 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             lines += _unseen_lines(run)
         return "\n".join(lines)
     if failing is not None and hypotheses and hypotheses[0].confidence < threshold:
+        top = hypotheses[0]
         close = [h.cause for h in hypotheses if h.confidence >= SHOWN_AFTER_FIRST]
-        lines.append(
-            f"Failing ({failing:.2f}), root cause unsure: the evidence fits "
-            + (" and ".join(close[:3]) if len(close) > 1 else "no single cause well")
-            + "; each is below with its evidence and fixes.")
+        if top.confidence >= CLEAR_SHARE * failing:  # one cause, a failure not quite certain
+            lines.append(f"Failing ({failing:.2f}, not certain); if it is, the root cause is "
+                         f"{top.cause} ({top.confidence / failing:.0%} of it):")
+        else:
+            lines.append(
+                f"Failing ({failing:.2f}), root cause unsure: the evidence fits "
+                + (" and ".join(close[:3]) if len(close) > 1 else "no single cause well")
+                + "; each is below with its evidence and fixes.")
     for h in hypotheses:
         if h.confidence < SHOWN_AFTER_FIRST and lines and h is not hypotheses[0]:
             break

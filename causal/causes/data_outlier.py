@@ -24,6 +24,7 @@ class DataOutlier(CauseNode):
     prior = 0.05
     summary = "A corrupt or extreme input batch"
     likelihoods = MappingProxyType({
+        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
         "input_outlier": {"none": 0.05, "outlier": 0.55, "nonfinite": 0.4},
         "onset": {"none": 0.02, "start": 0.03, "early": 0.25, "late": 0.7},
         "nonfinite_birth": {"none": 0.25, "input": 0.4, "forward_op": 0.02,

@@ -23,6 +23,7 @@ class DeadRelu(CauseNode):
     prior = 0.04
     summary = "Dead ReLU units"
     likelihoods = MappingProxyType({
+        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
         "dead_units": {"normal": 0.05, "rising": 0.33, "dead": 0.5, "dead_after_blowup": 0.1,
                        "no_relu": 0.02},
         "loss_pattern": {"steady": 0.1, "spike_recover": 0.05, "oscillating": 0.05,

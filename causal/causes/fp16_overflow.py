@@ -32,6 +32,7 @@ class Fp16Overflow(CauseNode):
     prior = 0.03
     summary = "Half-precision overflow"
     likelihoods = MappingProxyType({
+        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
         "half_precision": {"fp32": 0.01, "ok": 0.09, "near_limit": 0.3, "overflow": 0.6},
         "scaler": {"none": 0.5, "stable": 0.2, "collapsing": 0.3},
         "nonfinite_birth": {"none": 0.1, "input": 0.01, "forward_op": 0.1,

@@ -72,6 +72,7 @@ class LrTooHigh(CauseNode):
     prior = 0.08
     summary = "Learning rate too high"
     likelihoods = MappingProxyType({
+        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
         "update_ratio": {"normal": 0.1, "high": 0.4, "very_high": 0.5},
         "loss_pattern": {"steady": 0.05, "spike_recover": 0.1, "oscillating": 0.3,
                          "diverging": 0.45, "plateau": 0.03,

@@ -33,6 +33,7 @@ class Saturation(CauseNode):
     prior = 0.05
     summary = "Activation saturation"
     likelihoods = MappingProxyType({
+        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
         # rarely first saturated by a blow-up or by the first updates (far too large steps),
         # or pinned from the start by unscaled inputs (their own cause)
         "saturated_fraction": {"low": 0.03, "moderate": 0.17, "high": 0.74,

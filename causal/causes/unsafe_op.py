@@ -23,6 +23,7 @@ class UnsafeOp(CauseNode):
     prior = 0.04
     summary = "A numerically unsafe operation"
     likelihoods = MappingProxyType({
+        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
         "nonfinite_birth": {"none": 0.02, "input": 0.01, "forward_op": 0.55,
                             "forward_layer": 0.05, "loss": 0.22, "backward": 0.15},
         "onset": {"none": 0.02, "start": 0.2, "early": 0.28, "late": 0.5},

@@ -23,6 +23,7 @@ class UnscaledInputs(CauseNode):
     prior = 0.05
     summary = "Inputs or targets are not normalised"
     likelihoods = MappingProxyType({
+        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
         "input_scale": {"normal": 0.04, "large": 0.36, "huge": 0.6},
         "onset": {"none": 0.05, "start": 0.7, "early": 0.2, "late": 0.05},
         "grad_regime": {"healthy": 0.2, "exploding": 0.55, "vanishing": 0.1, "both": 0.15},

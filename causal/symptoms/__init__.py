@@ -1,7 +1,7 @@
 """The built-in symptoms: each a named discrete node with a few states and a Run -> state map."""
 
 from causal.symptoms.data import HalfPrecision, InputOutlier, InputScale, ScalerScale
-from causal.symptoms.failure import LossJump, LossPattern, NonfiniteBirth, Onset
+from causal.symptoms.failure import LossJump, LossPattern, NonfiniteBirth, Onset, Outcome
 from causal.symptoms.layers import (
     DeadUnits,
     GradDepth,
@@ -13,7 +13,7 @@ from causal.symptoms.layers import (
 
 BUILTIN_SYMPTOMS = (
     NonfiniteBirth, Onset, LossPattern, LossJump, GradRegime, Saturation, DeadUnits, InitDepthTrend,
-    UpdateRatio, GradDepth, InputOutlier, InputScale, HalfPrecision, ScalerScale,
+    UpdateRatio, GradDepth, InputOutlier, InputScale, HalfPrecision, ScalerScale, Outcome,
 )
 
 __all__ = ["BUILTIN_SYMPTOMS"]

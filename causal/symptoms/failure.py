@@ -9,7 +9,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from causal.run_queries import (
+    HEAD_STEPS,
     HIGH_UPDATE_RATIO,
+    STALL_MIN_STEPS,
+    TAIL_FRACTION,
     first_origin,
     half_dtypes,
     layer_series,
@@ -302,3 +305,36 @@ def _calm_before(run: Run, before: list[tuple[int, float]], step: int) -> bool:
 
 #: How much the loss may rise from one window to the next before the jump and still be calm.
 RISING = 0.1
+
+
+#: `outcome`: a run learned when the median of its last tenth of losses (at least HEAD_STEPS) is
+#: at most LEARNED_AT x the median of its first HEAD_STEPS, stalled from STALLED_AT up
+#: (shared in between). Medians, not the contract's minimum and mean: one lucky or unlucky
+#: minibatch of a noisy loss does not decide it.
+LEARNED_AT, STALLED_AT = 0.8, 0.9
+
+
+class Outcome(Symptom):
+    """How the run ended: a non-finite loss, a loss that did not learn, or one that learned
+    (`LEARNED_AT`, `STALLED_AT`); unobserved when the loss cannot say (fewer than
+    STALL_MIN_STEPS steps, a loss that goes negative or has no level). A run that learned with
+    every value finite is what a healthy run looks like to the person who trained it."""
+
+    name = "outcome"
+    states = ("learned", "stalled", "nonfinite")
+    description = "how the loss ended"
+    leak = MappingProxyType({"learned": 0.9, "stalled": 0.08, "nonfinite": 0.02})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        vals = [v for _, v in losses(run)]
+        if any(not math.isfinite(v) for v in vals):
+            return self.hard("nonfinite")
+        if len(vals) < STALL_MIN_STEPS or min(vals, default=0.0) < 0 \
+                or loss_level_unreadable(run):
+            return self.unobserved()
+        head = statistics.median(vals[:HEAD_STEPS])
+        tail = statistics.median(vals[-max(HEAD_STEPS, math.ceil(TAIL_FRACTION * len(vals))):])
+        if not head > 0:
+            return self.unobserved()
+        stalled = min(1.0, max(0.0, (tail / head - LEARNED_AT) / (STALLED_AT - LEARNED_AT)))
+        return {"learned": 1.0 - stalled, "stalled": stalled, "nonfinite": 0.0}

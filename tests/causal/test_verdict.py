@@ -106,3 +106,14 @@ def test_a_split_verdict_says_so_in_the_report():
     assert text.splitlines()[0].startswith("Failing (0.95), root cause unsure: the evidence fits "
                                            "lr and relu")
     assert "[0.47] lr too high" in text and "[0.46] dead relus" in text
+
+
+def test_one_cause_of_a_failure_not_quite_certain_is_named_as_the_root():
+    from causal.hypothesis import Hypothesis
+
+    run = Run({"model_class": "Net"}, LayerGraph(), (), Series((0, 1), {"loss": (1.0, 2.0)}), (),
+              ())
+    hyps = [Hypothesis("lr", 0.48, None, None, "lr too high", (), ())]
+    text = format_diagnosis(run, hyps, failing=0.51)
+    assert text.splitlines()[0] == ("Failing (0.51, not certain); if it is, the root cause is lr "
+                                    "(94% of it):")
