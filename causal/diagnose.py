@@ -249,7 +249,7 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
                 + (" and ".join(close[:3]) if len(close) > 1 else "no single cause well")
                 + "; each is below with its evidence and fixes.")
     for h in hypotheses:
-        if h.confidence < SHOWN_AFTER_FIRST and lines and h is not hypotheses[0]:
+        if h is not hypotheses[0] and h.confidence < SHOWN_AFTER_FIRST:
             break
         lines.append(str(h))
         if h.note:

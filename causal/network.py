@@ -87,6 +87,10 @@ class CausalNetwork:
         self.symptoms = {s: symptoms[s] for s in self.parents}
         self.leaks = {s: sym.leak_distribution() for s, sym in self.symptoms.items()}
         self._all_symptoms = symptoms
+        # the columns `root_shares` reads: each symptom with no cause present, and with each
+        # of its parents alone
+        self._none = {s: self.column(s, []) for s in self.parents}
+        self._alone = {s: {c: self.column(s, [c]) for c in ps} for s, ps in self.parents.items()}
         self.model = self._build()
         self._ve = _pgmpy().VariableElimination(self.model)
 
@@ -122,21 +126,30 @@ class CausalNetwork:
         liks = [self._causes[c].likelihoods[symptom] for c in present]
         return combine(self.symptoms[symptom].states, self.leaks[symptom], liks)
 
-    def _virtual_evidence(self, evidence: Mapping[str, Mapping[str, float]]) -> list[Any]:
-        """Validate evidence and turn each in-network symptom into a virtual-evidence CPD."""
-        out = []
+    def _checked(self, evidence: Mapping[str, Mapping[str, float]]
+                 ) -> dict[str, dict[str, float]]:
+        """Validate evidence; the distributions of the in-network symptoms (a symptom no
+        cause mentions carries no information)."""
+        out = {}
         for name in sorted(evidence):
             if name not in self._all_symptoms:
                 raise NetworkError(
                     f"evidence for unknown symptom {name!r}; registered symptoms: "
                     f"{sorted(self._all_symptoms)}")
-            sym = self._all_symptoms[name]
-            dist = check_states_distribution(
-                f"evidence for symptom {name!r}", sym.states, evidence[name], NetworkError)
-            if name in self.symptoms:  # a symptom no cause mentions carries no information
-                out.append(_pgmpy().TabularCPD(
-                    name, len(sym.states), [[dist[s]] for s in sym.states],
-                    state_names={name: list(sym.states)}))
+            dist = check_states_distribution(f"evidence for symptom {name!r}",
+                                             self._all_symptoms[name].states, evidence[name],
+                                             NetworkError)
+            if name in self.symptoms:
+                out[name] = dist
+        return out
+
+    def _virtual_evidence(self, evidence: Mapping[str, Mapping[str, float]]) -> list[Any]:
+        """Validate evidence and turn each in-network symptom into a virtual-evidence CPD."""
+        out = []
+        for name, dist in self._checked(evidence).items():
+            states = self.symptoms[name].states
+            out.append(_pgmpy().TabularCPD(name, len(states), [[dist[s]] for s in states],
+                                           state_names={name: list(states)}))
         return out
 
     def posteriors(self, evidence: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
@@ -173,25 +186,18 @@ class CausalNetwork:
         which single cause explains the evidence: each cause's prior odds times the evidence's
         likelihood with only that cause present over its likelihood with none, normalised
         over the causes. Exact and cheap: one column per symptom and cause."""
-        self._virtual_evidence(evidence)  # validates, with the same errors as `posteriors`
+        checked = self._checked(evidence)
         if not self.causes:
             return {}
-        logs = {}
-        for cause in self.causes:
-            p = self.priors[cause]
-            total = math.log(p) - math.log1p(-p)
-            for sym, dist in evidence.items():
-                parents = self.parents.get(sym, ())
-                if cause not in parents:
-                    continue  # the same factor with or without this cause: it cancels
-                states = self.symptoms[sym].states
-                alone = self.column(sym, [cause])
-                leak = self.column(sym, [])
-                total += (math.log(max(math.fsum(alone[s] * dist.get(s, 0.0) for s in states),
-                                       1e-300))
-                          - math.log(max(math.fsum(leak[s] * dist.get(s, 0.0) for s in states),
-                                         1e-300)))
-            logs[cause] = total
+
+        def log_fit(column: Mapping[str, float], dist: Mapping[str, float]) -> float:
+            return math.log(max(math.fsum(column[s] * p for s, p in dist.items()), 1e-300))
+
+        logs = {c: math.log(p) - math.log1p(-p) for c, p in self.priors.items()}
+        for sym, dist in checked.items():
+            none = log_fit(self._none[sym], dist)
+            for cause, alone in self._alone[sym].items():  # causes not raising it: it cancels
+                logs[cause] += log_fit(alone, dist) - none
         top = max(logs.values())
         weights = {c: math.exp(v - top) for c, v in logs.items()}
         z = math.fsum(weights.values())

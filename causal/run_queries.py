@@ -394,14 +394,18 @@ HEAD_STEPS, TAIL_FRACTION, STALL_RATIO = 5, 0.1, 0.9
 STALL_MIN_STEPS = 20
 
 
+def loss_tail(vals: Sequence[float]) -> Sequence[float]:
+    """The last TAIL_FRACTION of `vals`, at least HEAD_STEPS of them."""
+    return vals[-max(HEAD_STEPS, math.ceil(TAIL_FRACTION * len(vals))):]
+
+
 def stall_ratio(vals: Sequence[float]) -> float:
     """Mean loss of the last 10% of steps (at least 5) over the lowest of the first 5 steps
     (for a head at or below 0: 0 when the tail is no higher, else inf)."""
     if not vals:
         return math.inf
     head = min(vals[:HEAD_STEPS])
-    n_tail = max(HEAD_STEPS, math.ceil(TAIL_FRACTION * len(vals)))
-    tail = sum(vals[-n_tail:]) / len(vals[-n_tail:])
+    tail = statistics.fmean(loss_tail(vals))
     if head <= 0.0:
         return 0.0 if tail <= head else math.inf
     return tail / head

@@ -14,7 +14,7 @@ import math
 import statistics
 from types import MappingProxyType
 
-from causal.causes.base import CauseNode
+from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.run_queries import (
     first_origin,
@@ -31,7 +31,7 @@ class BadInit(CauseNode):
     prior = 0.05
     summary = "Bad weight initialisation"
     likelihoods = MappingProxyType({
-        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
+        "outcome": FAILED_OUTCOME,
         "init_depth_trend": {"flat": 0.1, "growing": 0.6, "shrinking": 0.3},
         "onset": {"none": 0.05, "start": 0.7, "early": 0.2, "late": 0.05},
         "grad_regime": {"healthy": 0.1, "exploding": 0.4, "vanishing": 0.35, "both": 0.15},

@@ -19,6 +19,12 @@ from causal.hypothesis import Hypothesis, Localization
 from causal.schema.run import Run
 from causal.symptoms.base import Symptom, check_states_distribution, is_snake_case
 
+#: How a run that a cause broke ends, by the scenario contract (non-finite, or a loss that did
+#: not learn; rarely one that learned): the `outcome` row each built-in cause declares, where
+#: its fit starts from. A cause that does not declare `outcome` is judged there by the
+#: symptom's leak, as if the run were healthy.
+FAILED_OUTCOME = MappingProxyType({"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5})
+
 
 class CauseNode:
     """Base class of a root cause. Subclass it; override `localize`, `describe`, `fixes`.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from types import MappingProxyType
 
-from causal.causes.base import CauseNode
+from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.localize import input_layer, output_layer
 from causal.run_queries import failure_step, input_born, robust_z
@@ -24,7 +24,7 @@ class DataOutlier(CauseNode):
     prior = 0.05
     summary = "A corrupt or extreme input batch"
     likelihoods = MappingProxyType({
-        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
+        "outcome": FAILED_OUTCOME,
         "input_outlier": {"none": 0.05, "outlier": 0.55, "nonfinite": 0.4},
         "onset": {"none": 0.02, "start": 0.03, "early": 0.25, "late": 0.7},
         "nonfinite_birth": {"none": 0.25, "input": 0.4, "forward_op": 0.02,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from causal.causes.base import CauseNode
+from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.run_queries import finite, forward_order, layer_label, layer_series
 from causal.schema.run import ActivationKind, LayerStat, Run, State
@@ -23,7 +23,7 @@ class DeadRelu(CauseNode):
     prior = 0.04
     summary = "Dead ReLU units"
     likelihoods = MappingProxyType({
-        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
+        "outcome": FAILED_OUTCOME,
         "dead_units": {"normal": 0.05, "rising": 0.33, "dead": 0.5, "dead_after_blowup": 0.1,
                        "no_relu": 0.02},
         "loss_pattern": {"steady": 0.1, "spike_recover": 0.05, "oscillating": 0.05,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from causal.causes.base import CauseNode
+from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.localize import output_layer
 from causal.run_queries import (
@@ -32,7 +32,7 @@ class Fp16Overflow(CauseNode):
     prior = 0.03
     summary = "Half-precision overflow"
     likelihoods = MappingProxyType({
-        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
+        "outcome": FAILED_OUTCOME,
         "half_precision": {"fp32": 0.01, "ok": 0.09, "near_limit": 0.3, "overflow": 0.6},
         "scaler": {"none": 0.5, "stable": 0.2, "collapsing": 0.3},
         "nonfinite_birth": {"none": 0.1, "input": 0.01, "forward_op": 0.1,

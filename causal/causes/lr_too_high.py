@@ -14,7 +14,7 @@ import math
 from types import MappingProxyType
 from typing import NamedTuple
 
-from causal.causes.base import CauseNode
+from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.localize import first_cause
 from causal.run_queries import failure_step, finite, update_ratios
@@ -72,7 +72,7 @@ class LrTooHigh(CauseNode):
     prior = 0.08
     summary = "Learning rate too high"
     likelihoods = MappingProxyType({
-        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
+        "outcome": FAILED_OUTCOME,
         "update_ratio": {"normal": 0.1, "high": 0.4, "very_high": 0.5},
         "loss_pattern": {"steady": 0.05, "spike_recover": 0.1, "oscillating": 0.3,
                          "diverging": 0.45, "plateau": 0.03,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from types import MappingProxyType
 
-from causal.causes.base import CauseNode
+from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.gradient_flow import start_gradients, start_steps, times
 from causal.hypothesis import Localization
 from causal.run_queries import (
@@ -33,7 +33,7 @@ class Saturation(CauseNode):
     prior = 0.05
     summary = "Activation saturation"
     likelihoods = MappingProxyType({
-        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
+        "outcome": FAILED_OUTCOME,
         # rarely first saturated by a blow-up or by the first updates (far too large steps),
         # or pinned from the start by unscaled inputs (their own cause)
         "saturated_fraction": {"low": 0.03, "moderate": 0.17, "high": 0.74,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from causal.causes.base import CauseNode
+from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.run_queries import first_origin, layer_label, loss_output_at_bound
 from causal.schema.run import Direction, Run
@@ -23,7 +23,7 @@ class UnsafeOp(CauseNode):
     prior = 0.04
     summary = "A numerically unsafe operation"
     likelihoods = MappingProxyType({
-        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
+        "outcome": FAILED_OUTCOME,
         "nonfinite_birth": {"none": 0.02, "input": 0.01, "forward_op": 0.55,
                             "forward_layer": 0.05, "loss": 0.22, "backward": 0.15},
         "onset": {"none": 0.02, "start": 0.2, "early": 0.28, "late": 0.5},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from causal.causes.base import CauseNode
+from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.localize import input_layer, output_layer
 from causal.run_queries import finite, layer_label
@@ -23,7 +23,7 @@ class UnscaledInputs(CauseNode):
     prior = 0.05
     summary = "Inputs or targets are not normalised"
     likelihoods = MappingProxyType({
-        "outcome": {"learned": 0.05, "stalled": 0.45, "nonfinite": 0.5},
+        "outcome": FAILED_OUTCOME,
         "input_scale": {"normal": 0.04, "large": 0.36, "huge": 0.6},
         "onset": {"none": 0.05, "start": 0.7, "early": 0.2, "late": 0.05},
         "grad_regime": {"healthy": 0.2, "exploding": 0.55, "vanishing": 0.1, "both": 0.15},

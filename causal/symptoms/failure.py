@@ -12,11 +12,11 @@ from causal.run_queries import (
     HEAD_STEPS,
     HIGH_UPDATE_RATIO,
     STALL_MIN_STEPS,
-    TAIL_FRACTION,
     first_origin,
     half_dtypes,
     layer_series,
     loss_level_unreadable,
+    loss_tail,
     losses,
     nonfinite_step,
     run_length,
@@ -333,7 +333,7 @@ class Outcome(Symptom):
                 or loss_level_unreadable(run):
             return self.unobserved()
         head = statistics.median(vals[:HEAD_STEPS])
-        tail = statistics.median(vals[-max(HEAD_STEPS, math.ceil(TAIL_FRACTION * len(vals))):])
+        tail = statistics.median(loss_tail(vals))
         if not head > 0:
             return self.unobserved()
         stalled = min(1.0, max(0.0, (tail / head - LEARNED_AT) / (STALLED_AT - LEARNED_AT)))
