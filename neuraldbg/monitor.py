@@ -27,6 +27,7 @@ from torch.utils.hooks import RemovableHandle
 
 from causal.schema.run import Run
 from causal.schema.run_file import RunWriter
+from neuraldbg.capture import copy_safety
 from neuraldbg.capture.step_clock import StepClock
 from neuraldbg.capture.tensor_stats import iter_tensors
 from neuraldbg.capture.watched_units import dtype_name, find_units, user_root
@@ -153,6 +154,7 @@ class NeuralDbg:
             raise MonitorStateError("a NeuralDbg monitor can be started once: create a new one "
                                     "for another run")
         units = find_units(self.model)
+        copy_safety.install()  # torch.save(model) / deepcopy inside the loop copy no hook of ours
         self._writer = RunWriter(self.path, self._meta(units))
         self._reporter.writer = self._writer
         try:
