@@ -66,6 +66,15 @@ def _check_path(path: Path) -> None:
                            "writable directory. Pass NeuralDbg(..., path=...) in a writable place")
 
 
+def _describe(error: BaseException) -> str:
+    """'Type: message' of the user's exception, even when its `__str__` fails."""
+    try:
+        text = str(error)
+    except Exception:
+        text = "(its message cannot be read)"
+    return f"{type(error).__name__}: {text}"
+
+
 class NeuralDbg:
     """Watch a model while it trains; `dbg.run` is the recorded run, `load_run` reads it back.
 
@@ -155,7 +164,8 @@ class NeuralDbg:
                                     "for another run")
         units = find_units(self.model)
         copy_safety.install()  # torch.save(model) / deepcopy inside the loop copy no hook of ours
-        self._writer = RunWriter(self.path, self._meta(units))
+        self._writer = RunWriter(self.path, self._meta(units),
+                                 on_fault=self._reporter.storage_fault)
         self._reporter.writer = self._writer
         try:
             self._capture = capture = StepCapture(
@@ -175,21 +185,30 @@ class NeuralDbg:
         return self
 
     def close(self, error: BaseException | None = None) -> None:
-        """Flush the last step, remove every hook and close the run file."""
+        """Flush the last step, remove every hook and close the run file. Never raises: a fault
+        of neuraldbg's own (storage included) is a warning, so it can neither stop the user's code
+        after the `with` block nor replace the exception the user's code raised."""
         if self._state != "running":
             return
         try:
             assert self._capture is not None
             self._capture.finish(self._clock.value)
+        except Exception as e:
+            self._reporter.internal_error("closing the run", e)
         finally:
             self._remove_hooks()
             self._state = "closed"
-            assert self._writer is not None
-            status = "finished" if error is None else "failed"
-            msg = None if error is None else f"{type(error).__name__}: {error}"
+            self._close_writer(error)
+
+    def _close_writer(self, error: BaseException | None) -> None:
+        assert self._writer is not None
+        try:
             last = self._capture.last_step if self._capture is not None else None
-            self._writer.close(status=status, error=msg, last_step=last,
-                               ended=datetime.now(UTC).isoformat())
+            self._writer.close(status="finished" if error is None else "failed",
+                               error=None if error is None else _describe(error),
+                               last_step=last, ended=datetime.now(UTC).isoformat())
+        except Exception as e:  # the writer absorbs storage faults; anything else is a bug
+            self._reporter.internal_error("closing the run file", e)
 
     def _remove_hooks(self) -> None:
         for h in self._handles:

@@ -24,6 +24,9 @@ class Reporter(Protocol):
     def warn(self, message: str) -> None:
         """A misuse the monitor sees but cannot mend (training goes on)."""
 
+    def storage_fault(self, message: str) -> None:
+        """The run file cannot be written any more: recording stops, training goes on."""
+
     def internal_error(self, where: str, error: BaseException) -> None:
         """A bug in neuraldbg: recording stops, training goes on, the run keeps what it has."""
 
@@ -56,6 +59,13 @@ class RunReporter:
         if self.writer is not None:
             with contextlib.suppress(Exception):
                 self.writer.set_meta(warnings=list(self.warned))
+
+    def storage_fault(self, message: str) -> None:
+        """The run file cannot be written any more (the writer stops writing): warn once, keep it
+        in the status line, stop recording."""
+        warnings.warn(message, NeuralDbgWarning, stacklevel=user_stacklevel())
+        if self.stop is not None:
+            self.stop()
 
     def internal_error(self, where: str, error: BaseException) -> None:
         warnings.warn(

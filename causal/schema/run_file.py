@@ -2,19 +2,26 @@
 
 Written incrementally (rollback journal, committed at least every `flush_seconds` and whenever
 events arrive), so a process killed with SIGKILL leaves a file with everything committed before
-the kill. Non-finite floats are stored as the text 'nan', 'inf', '-inf' (SQLite would turn NaN
-into NULL, and NULL means "not observed" here).
+the kill. Storage that fails mid-run (disk full, a file-size limit, the directory deleted) never
+raises into training: the writer reports the fault once (`on_fault`), stops writing, keeps what
+was committed, and still tries to mark the run's final status when it closes.
+
+Non-finite floats are stored as the text 'nan', 'inf', '-inf' (SQLite would turn NaN into NULL,
+and NULL means "not observed" here).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import math
 import os
 import sqlite3
 import time
+import warnings
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +64,21 @@ _store = encode_float
 
 def _load(x: Any) -> float | None:
     return None if x is None else float(x)
+
+
+def _absorbing_faults(method: Callable[..., None]) -> Callable[..., None]:
+    """A write that reports a storage fault instead of raising it (and is skipped after one)."""
+
+    @functools.wraps(method)
+    def write(self: RunWriter, *args: Any, **kwargs: Any) -> None:
+        if self.fault is not None:
+            return
+        try:
+            method(self, *args, **kwargs)
+        except (sqlite3.Error, OSError) as e:
+            self._failed(e)
+
+    return write
 
 
 def encode_window(w: Window) -> bytes:
@@ -104,12 +126,20 @@ def decode_window(blob: bytes) -> Window:
 
 
 class RunWriter:
-    """Appends a run to its SQLite file while training; every write is cheap and buffered."""
+    """Appends a run to its SQLite file while training; every write is cheap and buffered.
+
+    Opening raises `RunFileError` (before training starts); after that no write raises: the first
+    storage fault is kept in `fault`, passed to `on_fault` (default: a `RuntimeWarning`) and ends
+    the writing, except for the final status `close` still tries to write.
+    """
 
     def __init__(self, path: str | os.PathLike[str], meta: Mapping[str, Any],
-                 flush_seconds: float = 1.0) -> None:
+                 flush_seconds: float = 1.0,
+                 on_fault: Callable[[str], None] | None = None) -> None:
         self.path = str(path)
         self.flush_seconds = flush_seconds
+        self.fault: str | None = None
+        self.on_fault = on_fault
         p = Path(self.path)
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -121,6 +151,8 @@ class RunWriter:
             self._db = sqlite3.connect(self.path, check_same_thread=False)
             self._db.executescript(_DDL)
             self._db.execute("PRAGMA synchronous=OFF")
+            self._write_meta({**meta, "format": meta.get("format", _MAGIC),
+                              "schema_version": SCHEMA_VERSION})
         except (OSError, sqlite3.Error) as e:
             raise RunFileError(
                 f"cannot write the run file {self.path!r}: {e}. Pass NeuralDbg(..., path=...) "
@@ -130,13 +162,13 @@ class RunWriter:
         self._settings: list[tuple[int, str, str]] = []
         self._last_flush = time.monotonic()
         self._closed = False
-        meta = dict(meta)
-        meta.setdefault("format", _MAGIC)
-        meta["schema_version"] = SCHEMA_VERSION
-        self.set_meta(**meta)
 
     # -- writes
+    @_absorbing_faults
     def set_meta(self, **items: Any) -> None:
+        self._write_meta(items)
+
+    def _write_meta(self, items: Mapping[str, Any]) -> None:
         self._db.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
             [(k, json.dumps(encode_json(v), allow_nan=False)) for k, v in items.items()],
@@ -147,11 +179,16 @@ class RunWriter:
         self.set_meta(dag=graph.to_dict())
 
     def add_step(self, step: int, values: Mapping[str, float | None]) -> None:
+        if self.fault is not None:
+            return
         self._steps.append((step, *(_store(values.get(c)) for c in _STEP_COLUMNS)))
 
     def add_setting(self, step: int, key: str, value: str) -> None:
+        if self.fault is not None:
+            return
         self._settings.append((step, key, value))
 
+    @_absorbing_faults
     def add_events(self, events: Iterable[Event], window: Window | None = None) -> None:
         """Write events (and the recorder window they share) and commit at once."""
         events = list(events)
@@ -177,6 +214,7 @@ class RunWriter:
         )
         self.flush()
 
+    @_absorbing_faults
     def add_window(self, window: Window) -> None:
         """Store a window that no event points to (e.g. the last steps before the run ended)."""
         self._db.execute(
@@ -196,6 +234,7 @@ class RunWriter:
             )
             self._settings.clear()
 
+    @_absorbing_faults
     def flush(self) -> None:
         self._write_buffers()
         self._db.commit()
@@ -205,19 +244,47 @@ class RunWriter:
         if time.monotonic() - self._last_flush >= self.flush_seconds:
             self.flush()
 
+    def _failed(self, error: BaseException) -> None:
+        """Keep the first storage fault, drop what is buffered, report it once."""
+        self.fault = f"{type(error).__name__}: {error}"
+        self._steps.clear()
+        self._settings.clear()
+        with contextlib.suppress(sqlite3.Error):
+            self._db.rollback()
+        message = (f"neuraldbg cannot write the run file {self.path!r} ({self.fault}); it stops "
+                   "recording, training goes on, and the file keeps what was written before")
+        if self.on_fault is not None:
+            self.on_fault(message)
+        else:
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+
     def read(self) -> Run:
         """The run as written so far (flushes first)."""
         self.flush()
-        return _read(self._db, self.path)
+        try:
+            return _read(self._db, self.path)
+        except (sqlite3.Error, ValueError, KeyError, TypeError, zlib.error) as e:
+            raise RunFileError(f"cannot read the run being written to {self.path!r}: {e}") from e
 
     def close(self, **final_meta: Any) -> None:
+        """Write what is buffered and the final meta (the status), then close; never raises
+        a storage fault. After a fault, the final meta (with `storage_error`) is still tried."""
         if self._closed:
             return
+        self._closed = True
         self.flush()
+        if self.fault is not None:
+            final_meta["storage_error"] = self.fault
+            self.fault = None  # one last try: the status is what a reader needs most
+            self.on_fault = self._quiet
         if final_meta:
             self.set_meta(**final_meta)
-        self._db.close()
-        self._closed = True
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+
+    @staticmethod
+    def _quiet(message: str) -> None:
+        """The fault was reported already."""
 
 
 def _read(db: sqlite3.Connection, path: str | None) -> Run:
