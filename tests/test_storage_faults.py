@@ -85,7 +85,9 @@ def test_a_disk_that_fails_mid_run_warns_once_and_training_goes_on(run_path) -> 
             dbg._writer._db = disk
 
             def fail_at_10(step: int) -> None:
-                disk.broken = step >= 10
+                if step == 10:
+                    assert dbg.run.series.steps  # steps 0-8 are committed
+                    disk.broken = True
 
             losses = _train(30, dbg, model, on_step=fail_at_10)
         after_block = True

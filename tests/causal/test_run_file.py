@@ -320,14 +320,14 @@ def test_load_run_missing_file(tmp_path: Path) -> None:
 def test_load_run_not_sqlite(tmp_path: Path) -> None:
     path = tmp_path / "text.ndbg"
     path.write_bytes(b"this is not a database, just some text\n" * 100)
-    _assert_run_file_error(path, "not a readable neuraldbg run file", "not a database")
+    _assert_run_file_error(path, "not a neuraldbg run file", "not an SQLite database")
 
 
 def test_load_run_truncated_run_file(monitored_run_file: Path, tmp_path: Path) -> None:
     data = monitored_run_file.read_bytes()
     path = tmp_path / "truncated.ndbg"
     path.write_bytes(data[: len(data) // 2])
-    _assert_run_file_error(path, "not a readable neuraldbg run file")
+    _assert_run_file_error(path, "cannot be read", "damaged")
 
 
 def test_load_run_sqlite_but_not_a_run(tmp_path: Path) -> None:
@@ -336,7 +336,7 @@ def test_load_run_sqlite_but_not_a_run(tmp_path: Path) -> None:
     db.execute("CREATE TABLE people (name TEXT)")
     db.commit()
     db.close()
-    _assert_run_file_error(other, "not a readable neuraldbg run file", "meta")
+    _assert_run_file_error(other, "holds a table 'people' that no neuraldbg run file has")
 
     # a 'meta' table of some other program
     lookalike = tmp_path / "lookalike.db"
@@ -345,7 +345,7 @@ def test_load_run_sqlite_but_not_a_run(tmp_path: Path) -> None:
     db.execute("INSERT INTO meta VALUES ('format', '\"something-else\"')")
     db.commit()
     db.close()
-    _assert_run_file_error(lookalike, "SQLite file but not a neuraldbg run file")
+    _assert_run_file_error(lookalike, "SQLite file but not a neuraldbg run file", "steps")
 
 
 def test_load_run_newer_schema_version(tmp_path: Path) -> None:
@@ -375,7 +375,7 @@ def test_load_run_corrupt_content_is_a_run_file_error(tmp_path: Path, corrupt: s
     db.execute(corrupt)
     db.commit()
     db.close()
-    _assert_run_file_error(path, "not a readable neuraldbg run file")
+    _assert_run_file_error(path, "damaged")
 
 
 def test_cli_show_reports_a_bad_file_without_traceback(
