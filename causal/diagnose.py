@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union, overload
 
+from causal.errors import ArgumentError
 from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
 from causal.run_queries import first_origin, layer_label, loss_output_at_bound, loss_stall
@@ -137,7 +138,7 @@ class Diagnosis(Sequence[Hypothesis]):
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: the hypotheses, the verdict and the symptoms' distributions."""
         return {"healthy": self.healthy, "stalled": self.stalled, "threshold": self.threshold,
-                "failing": self.failing,
+                "failing": self.failing, "recording_stopped": recording_stopped(self.run),
                 "hypotheses": [h.to_dict() for h in self.hypotheses],
                 "evidence": {k: dict(v) for k, v in self.evidence.items()}}
 
@@ -160,15 +161,35 @@ class Diagnosis(Sequence[Hypothesis]):
         return iter(self.hypotheses)
 
 
-def diagnose(run: Run, registry: Registry | None = None,
+def _as_run(run: Run | str | os.PathLike[str]) -> Run:
+    """A Run as given, or read from a run file's path."""
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, (str, os.PathLike)):
+        from causal.schema.run_file import load_run
+
+        return load_run(run)
+    raise ArgumentError(f"diagnose() takes a Run or the path of a run file, got "
+                        f"{type(run).__name__}: pass dbg.run, load_run(path) or the path itself")
+
+
+def _check_call(registry: Registry | None, min_confidence: float) -> None:
+    if registry is not None and not isinstance(registry, Registry):
+        raise ArgumentError(f"registry must be a causal Registry or None (the built-in one), "
+                            f"got {type(registry).__name__}")
+    if isinstance(min_confidence, bool) or not isinstance(min_confidence, (int, float)) \
+            or not 0.0 <= min_confidence <= 1.0:
+        raise ArgumentError(f"min_confidence must be a number in [0, 1], got {min_confidence!r}")
+
+
+def diagnose(run: Run | str | os.PathLike[str], registry: Registry | None = None,
              min_confidence: float = MIN_CONFIDENCE, parameters: Parameters = "shipped"
              ) -> Diagnosis:
-    """The `Diagnosis` of `run`: hypotheses for every cause whose root-cause confidence is at
-    or above `min_confidence`, ranked; a failing confidence below `REPORT_THRESHOLD` means a
-    healthy run. `parameters` as in `posteriors`."""
-    if not isinstance(run, Run):
-        raise TypeError(f"diagnose() takes a Run (load_run(path) reads one), got "
-                        f"{type(run).__name__}")
+    """The `Diagnosis` of `run` (a Run, or a run file's path): hypotheses for every cause whose
+    root-cause confidence is at or above `min_confidence`, ranked; a failing confidence below
+    `REPORT_THRESHOLD` means a healthy run. `parameters` as in `posteriors`."""
+    run = _as_run(run)
+    _check_call(registry, min_confidence)
     reg = builtin_registry() if registry is None else registry
     evidence = collect_evidence(run, reg)
     judged = run_verdict(run, reg, parameters, evidence=evidence)
@@ -197,6 +218,8 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
     confidence that some cause is present (None: judged from the hypotheses); when no single
     cause takes most of it, a first line says so."""
     lines: list[str] = []
+    if (stopped := recording_stopped(run)) is not None:
+        lines.append(stopped)
     if not len(run.series) and not run.events:  # the priors alone are no diagnosis
         lines.append("Nothing to diagnose: no training step was recorded.")
         said = list(run.meta.get("warnings") or ())
@@ -263,6 +286,20 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
         lines.append(_symptoms_line(evidence))
         lines += _unseen_lines(run)
     return "\n".join(lines)
+
+
+def recording_stopped(run: Run) -> str | None:
+    """A sentence when the monitor stopped recording before the run ended (its own error, or
+    storage that failed), else None: the diagnosis then covers only what was recorded."""
+    reason = run.meta.get("storage_error") or run.meta.get("internal_error")
+    if not reason:
+        return None
+    steps = run.series.steps
+    after = f"after step {steps[-1]}" if steps else "before any step was stored"
+    kind = "the run file could not be written" if run.meta.get("storage_error") else \
+        "neuraldbg hit an internal error"
+    return (f"Recording stopped {after}: {kind} ({reason}). The diagnosis covers only what "
+            "was recorded before.")
 
 
 def _unseen_lines(run: Run) -> list[str]:

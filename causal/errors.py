@@ -3,6 +3,7 @@ neuraldbg raises on purpose (the capture side's are in `neuraldbg.errors`); mess
 problem and the fix.
 
     NeuralDbgError
+    +-- ArgumentError    a public function got an argument it cannot use (the message says which)
     +-- RunFileError     a run file cannot be written or read
     +-- SymptomError     a symptom is ill-defined, or a distribution is not one
     +-- CauseError       a cause node is ill-defined
@@ -13,12 +14,16 @@ problem and the fix.
 
 from __future__ import annotations
 
-__all__ = ["CauseError", "FitError", "NetworkError", "NeuralDbgError", "RegistryError",
-           "RunFileError", "SymptomError"]
+__all__ = ["ArgumentError", "CauseError", "FitError", "NetworkError", "NeuralDbgError",
+           "RegistryError", "RunFileError", "SymptomError"]
 
 
 class NeuralDbgError(Exception):
     """Base of every error neuraldbg raises on purpose."""
+
+
+class ArgumentError(NeuralDbgError, TypeError):
+    """A public function got an argument of a type it cannot use; the message names the fix."""
 
 
 class RunFileError(NeuralDbgError, OSError):

@@ -6,6 +6,7 @@ Torch-free, so `neuraldbg show RUN` works on a machine without torch.
 from __future__ import annotations
 
 from causal.schema.run import Direction, Event, EventKind, Run
+from causal.schema.safe_text import printable
 
 _BORN = {
     Direction.INPUT: "in the input batch",
@@ -64,13 +65,16 @@ def format_run(run: Run, max_events: int = 25) -> str:
     meta = run.meta
     n = len(run.series)
     lines = [
-        f"run {run.path or '(in memory)'}",
+        f"run {printable(run.path) if run.path else '(in memory)'}",
         f"  model {meta.get('model_class', '?')} . {meta.get('n_units', '?')} monitored layers"
         f" . {n} steps recorded . status {meta.get('status', '?')}"
         f" . layer graph by {run.dag.method}",
     ]
     if meta.get("internal_error"):
         lines.append(f"  recording stopped after an internal error: {meta['internal_error']}")
+    if meta.get("storage_error"):
+        lines.append(f"  recording stopped: the run file could not be written "
+                     f"({meta['storage_error']})")
     lines += [f"  warning: {w}" for w in meta.get("warnings") or ()]
     origin = run.first_nonfinite
     lines.append("")

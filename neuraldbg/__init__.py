@@ -16,6 +16,7 @@ from causal.schema.run import Event, LayerGraph, Run
 from causal.schema.run_file import load_run
 from causal.symptoms.base import Symptom
 from neuraldbg.errors import (
+    ArgumentError,
     ConfigError,
     MonitorStateError,
     NeuralDbgError,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REPORT_THRESHOLD",
+    "ArgumentError",
     "CauseNode",
     "ConfigError",
     "Diagnosis",

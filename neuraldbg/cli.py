@@ -44,7 +44,7 @@ def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None)
     import dataclasses
     import json
 
-    from causal.diagnose import MIN_CONFIDENCE, diagnose
+    from causal.diagnose import MIN_CONFIDENCE, diagnose, recording_stopped
     from causal.run_queries import first_origin
 
     every = diagnose(run, min_confidence=0.0, parameters="shipped" if params is None else params)
@@ -53,6 +53,7 @@ def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None)
     if as_json:
         print(json.dumps({"run": getattr(run, "path", None), "healthy": shown.healthy,
                           "failing": shown.failing,
+                          "recording_stopped": recording_stopped(run),
                           "hypotheses": [h.to_dict() for h in shown]}, indent=2))
         return
     if shown.healthy and first_origin(run) is not None:

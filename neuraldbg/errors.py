@@ -9,15 +9,16 @@ name the problem and the fix.
     +-- ScenarioError       a scenario file breaks the contract
     +-- SuiteError          a suite directory is missing or empty
     +-- DagTraceError       torch.fx cannot trace the model (caught: the DAG is recorded instead)
-    +-- (causal.errors)     RunFileError, CauseError, SymptomError, RegistryError, NetworkError,
-                            FitError
+    +-- (causal.errors)     ArgumentError, RunFileError, CauseError, SymptomError, RegistryError,
+                            NetworkError, FitError
 """
 
 from __future__ import annotations
 
-from causal.errors import NeuralDbgError, RunFileError
+from causal.errors import ArgumentError, NeuralDbgError, RunFileError
 
 __all__ = [
+    "ArgumentError",
     "ConfigError",
     "DagTraceError",
     "MonitorStateError",

@@ -51,6 +51,10 @@ def _default_path(model: nn.Module) -> Path:
 
 def _check_path(path: Path) -> None:
     """Fail at construction, not mid-training, when the run file cannot be written."""
+    if path.is_symlink():
+        raise RunFileError(f"run file {str(path)!r} is a symbolic link (to "
+                           f"{os.readlink(path)!r}): pass the path of a new file, so the run is "
+                           "written where you can see it and nothing it points to is created")
     if path.is_dir():
         raise RunFileError(f"run file {str(path)!r} is a directory: pass a file path, such as "
                            f"{str(path / 'run.ndbg')!r}")
@@ -64,6 +68,11 @@ def _check_path(path: Path) -> None:
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise RunFileError(f"cannot write the run file {str(path)!r}: {str(probe)!r} is not a "
                            "writable directory. Pass NeuralDbg(..., path=...) in a writable place")
+
+
+def _measurable(t: torch.Tensor) -> bool:
+    """A target tensor whose values the monitor can measure."""
+    return t.device.type != "meta" and not t.is_complex()
 
 
 def _describe(error: BaseException) -> str:
@@ -140,6 +149,9 @@ class NeuralDbg:
         self.model = model
         self.scaler = scaler
         self.recorder_steps = recorder_steps
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise ConfigError(f"path must be a str or os.PathLike (the run file to write), got "
+                              f"{type(path).__name__}: e.g. path='runs/run.ndbg'")
         self.path = Path(path) if path is not None else _default_path(model)
         _check_path(self.path)
         self._clock = StepClock()
@@ -266,6 +278,16 @@ class NeuralDbg:
                     f"record_loss() needs a scalar, got a tensor of shape {tuple(loss.shape)}: "
                     "reduce it first (loss.mean())"
                 )
+            if loss.is_complex() or loss.dtype == torch.bool:
+                raise RecordError(
+                    f"record_loss() needs a real-valued loss, got a {dtype_name(loss.dtype)} "
+                    "tensor: record the real loss you minimise (e.g. loss.real or loss.abs())"
+                )
+            if loss.device.type == "meta":
+                raise RecordError(
+                    "record_loss() got a loss on the meta device, which holds no values: record "
+                    "the loss of a model whose parameters are on a real device"
+                )
         elif isinstance(loss, bool) or not isinstance(loss, numbers.Real):
             raise RecordError(
                 f"record_loss() needs a number or a scalar tensor, got {type(loss).__name__}"
@@ -281,6 +303,10 @@ class NeuralDbg:
                     f"(the ones the loss compares the output with), got "
                     f"{type(target).__name__} without any tensor"
                 )
+        if targets and not all(_measurable(t) for t in targets):
+            targets = [t for t in targets if _measurable(t)]
+            self._reporter.warn("record_loss(target=...) got complex or meta-device tensors: "
+                                "they are not measured (the loss and the other targets are)")
         self._capture.record_loss(loss, targets)
 
     @property

@@ -10,7 +10,8 @@ import neuraldbg.errors
 
 def test_neuraldbg_all():
     assert sorted(neuraldbg.__all__) == sorted([
-        "REPORT_THRESHOLD", "CauseNode", "ConfigError", "Diagnosis", "Event", "Hypothesis",
+        "REPORT_THRESHOLD", "ArgumentError", "CauseNode", "ConfigError", "Diagnosis", "Event",
+        "Hypothesis",
         "LayerGraph", "Localization", "MonitorStateError",
         "NeuralDbg", "NeuralDbgError", "NeuralDbgWarning", "RecordError", "Run", "RunFileError",
         "Schedule", "Symptom", "diagnose", "every", "load_run", "register_cause",
@@ -30,7 +31,8 @@ def test_causal_all():
 
 
 def test_one_exception_root():
-    for name in ("ConfigError", "MonitorStateError", "RecordError", "RunFileError"):
+    for name in ("ArgumentError", "ConfigError", "MonitorStateError", "RecordError",
+                 "RunFileError"):
         assert issubclass(getattr(neuraldbg, name), neuraldbg.NeuralDbgError)
     for module in (neuraldbg.errors, causal.errors):
         for name in module.__all__:

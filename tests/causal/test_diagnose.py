@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causal.diagnose import REPORT_THRESHOLD, diagnose, format_diagnosis, is_healthy, posteriors
+from causal.errors import ArgumentError, RunFileError
 from causal.schema.run import (
     INPUT,
     LOSS,
@@ -241,8 +242,12 @@ def test_a_diagnosis_is_its_ranked_hypotheses_with_a_verdict_and_a_report():
     assert healthy.format().startswith("Healthy: no root cause reaches")
     data = failing.to_dict()
     assert data["healthy"] is False and data["hypotheses"][0]["cause"] == "lr_too_high"
-    with pytest.raises(TypeError, match="load_run"):
-        diagnose("run.ndbg")  # a path is not a Run
+    with pytest.raises(RunFileError, match=r"no run file at 'run\.ndbg'"):
+        diagnose("run.ndbg")  # a path is read (here, one that does not exist)
+    with pytest.raises(ArgumentError, match="takes a Run or the path of a run file, got int"):
+        diagnose(5)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="min_confidence"):
+        diagnose(failing.run, min_confidence=2)
 
 
 def test_a_run_that_went_nonfinite_is_never_reported_healthy():
