@@ -296,10 +296,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(func=_fit)
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe fails here, inside the handler below
+        return code
     except NeuralDbgError as e:
         print(f"neuraldbg: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `neuraldbg show RUN | head`: the reader has what it wanted
+        _quiet_stdout()
+        return 141
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush into the closed pipe does
+    not print a second error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

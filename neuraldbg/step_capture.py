@@ -73,11 +73,13 @@ __all__ = ["STASH_MAX_ELEMS", "StashEntry", "StepBuffer", "StepCapture"]
 
 _CLOSED = StepBuffer()  # the buffer between steps: never written (every writer checks `open`)
 NO_FORWARD = (
-    "neuraldbg: gradients reached the monitored model's parameters, but its forward never ran "
-    "in this step, so nothing of the step is recorded. The loop calls a submodule "
-    "(model.net(x)) or a method other than forward (a LightningModule's training_step), or "
-    "ran the forward before the monitor started: attach the monitor to the module whose "
-    "forward the loop calls, NeuralDbg(model.net).")
+    "neuraldbg: gradients reached the monitored model's parameters, but no call of the model "
+    "(model(x)) ran in this step, so its layers' activations, their non-finite values and the "
+    "layer graph are not recorded (only a loss passed to dbg.record_loss(loss), with that "
+    "step's gradients, is). The loop calls "
+    "model.forward(x) directly, a submodule (model.net(x)), or a method other than forward (a "
+    "LightningModule's training_step), or ran the forward before the monitor started: call "
+    "model(x), or attach the monitor to the module the loop calls, NeuralDbg(model.net).")
 
 NO_LOSS_STEPS = 10
 NO_LOSS = (

@@ -67,7 +67,7 @@ def test_a_target_the_monitor_cannot_measure_is_skipped_with_one_warning(run_pat
 
 @pytest.mark.parametrize("path", [5, 1.5, ["run.ndbg"]])
 def test_a_path_that_is_no_path(path) -> None:
-    with pytest.raises(ConfigError, match="path must be a str or os.PathLike"):
+    with pytest.raises(ConfigError, match=r"path must be a str or os\.PathLike"):
         NeuralDbg(_model(), path=path)
 
 
@@ -96,3 +96,61 @@ def test_a_run_whose_recording_stopped_says_so(run_path, capsys) -> None:
     assert cli_main(["diagnose", "--json", str(dbg.path)]) == 0
     data = json.loads(capsys.readouterr().out)
     assert "internal error" in data["recording_stopped"]
+
+
+class _Warns(nn.Module):
+    """A forward that warns through torch (softmax without dim) and by itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 8), nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        warnings.warn("the program's own warning", UserWarning, stacklevel=1)
+        return nn.functional.log_softmax(self.b(torch.tanh(self.a(x))))  # no dim: warns
+
+
+def _warned(path: str | None) -> list[tuple[str, int, str]]:
+    torch.manual_seed(0)
+    model = _Warns()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    dbg = NeuralDbg(model, path=path, preset="full") if path else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        if dbg is not None:
+            dbg.start()
+        for step in range(12):
+            x = torch.randn(8, 4)
+            if step == 8:
+                x[0, 0] = float("inf")  # a non-finite step: the monitor runs passes again
+            opt.zero_grad()
+            loss = -model(x).mean()
+            loss.backward()
+            if dbg is not None:
+                dbg.record_loss(loss)
+            opt.step()
+        if dbg is not None:
+            dbg.close()
+    return sorted((Path(w.filename).name, w.lineno, str(w.message)[:20]) for w in caught
+                  if not issubclass(w.category, NeuralDbgWarning))
+
+
+def test_the_programs_warnings_keep_their_line_and_come_once(run_path) -> None:
+    unmonitored = _warned(None)
+    assert len(unmonitored) == 2 and {f for f, _, _ in unmonitored} == {"test_bad_calls.py"}
+    assert _warned(run_path()) == unmonitored
+
+
+def test_show_into_a_closed_pipe_ends_quietly(run_path) -> None:
+    import subprocess
+    import sys
+
+    model = _model()
+    with NeuralDbg(model, path=run_path()) as dbg:
+        _steps(dbg, model, 3)
+    for command in (["show"], ["diagnose"], ["diagnose", "--json"]):
+        done = subprocess.run(
+            f"{sys.executable} -m neuraldbg.cli {' '.join(command)} {dbg.path} | true",
+            shell=True, capture_output=True, text=True, timeout=120)
+        assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, \
+            done.stderr

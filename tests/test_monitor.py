@@ -904,7 +904,7 @@ def test_a_loop_that_never_calls_the_monitored_forward_is_told_how_to_attach(run
     def step():
         return model.training_step(torch.randn(4, 8), torch.randn(4, 1))
 
-    with pytest.warns(NeuralDbgWarning, match=r"its forward never ran .* NeuralDbg\(model\.net\)"
+    with pytest.warns(NeuralDbgWarning, match=r"no call of the model .* NeuralDbg\(model\.net\)"
                       ), NeuralDbg(model, path=path):
         _train_without_record_loss(opt, step, 3)
     run = load_run(path)

@@ -23,7 +23,7 @@ from torch.overrides import TorchFunctionMode, _pop_mode, _push_mode
 from torch.utils.hooks import RemovableHandle
 
 from causal.schema.run import ActivationKind, LayerStat
-from neuraldbg.capture.function_modes import current_mode, leave
+from neuraldbg.capture.function_modes import call_as_user, current_mode, leave
 from neuraldbg.capture.tensor_stats import ACT_COLUMNS, activation_fractions
 from neuraldbg.capture.watched_units import Unit, activation_kind
 
@@ -87,7 +87,7 @@ class ActivationWatch(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
                            kwargs: dict[str, Any] | None = None) -> Any:
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
+        out = call_as_user(func, args, kwargs)
         if self.paused:
             return out
         module = equivalent_module(func, args, kwargs)

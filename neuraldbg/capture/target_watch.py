@@ -24,7 +24,7 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from neuraldbg.capture.function_modes import remove
+from neuraldbg.capture.function_modes import call_as_user, remove
 from neuraldbg.capture.tensor_stats import iter_tensors
 
 #: Calls looked at per step: a loss region longer than this is not a loss (an evaluation loop).
@@ -67,14 +67,14 @@ class TargetWatch(TorchFunctionMode):
                            kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         if self.batch < 0 or self.calls >= MAX_CALLS:
-            return func(*args, **kwargs)
+            return call_as_user(func, args, kwargs)
         self.calls += 1
         model_side = False
         try:  # under no_grad too: a value computed there from the outputs is still theirs
             model_side = self._look(list(iter_tensors((args, kwargs))), torch.is_grad_enabled())
         except Exception:  # looking must never break the user's loss
             self.batch = -1
-        result = func(*args, **kwargs)
+        result = call_as_user(func, args, kwargs)
         if model_side:  # what this call computed comes from the model's outputs
             self.derived.update(id(t) for t in iter_tensors(result))
         return result

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from neuraldbg.capture.function_modes import leave
+from neuraldbg.capture.function_modes import call_as_user, leave
 
 _NONE: frozenset[int] = frozenset()
 _SETITEM = torch.Tensor.__setitem__
@@ -56,7 +56,7 @@ class Provenance(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
                            kwargs: dict[str, Any] | None = None) -> Any:
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
+        out = call_as_user(func, args, kwargs)
         if self.inert:
             return out
         src = self.sources(args)
