@@ -144,6 +144,7 @@ class StepCapture:
         # whether the user records the loss (record_loss); until then, a loss the model returns
         # itself (`model_io.model_loss`) is the step's loss
         self.user_loss = False
+        self.in_optimizer_step = False  # between the bound optimizer's pre- and post-step hooks
         # the targets the loss takes, while the loop passes none (`capture/target_watch.py`)
         self.target_watch = TargetWatch(self._target_found) if self.watch_inner else None
         # the autocast dtype a model's forward enters by itself (not in force when it is
@@ -278,6 +279,7 @@ class StepCapture:
             self.reporter.warn(NO_FORWARD)
         elif b.open and not b.backward_seen:
             b.backward_seen = True
+            b.weights_at_backward = weights_version(self.grouper.params)
             scale = scale_tensor(self.scaler)  # the scale this backward pass used
             if scale is not None:
                 b.scale = scale.detach().reshape(-1)[0].clone()
@@ -304,6 +306,19 @@ class StepCapture:
         ends steps (not known yet, or a GradScaler may skip its step), unless `_accumulating`."""
         return not self.optimizer.known_yet or self.scaler is not None
 
+    def _new_step(self, b: StepBuffer) -> bool:
+        """Whether a forward pass begins a new step although no optimizer step ended the last:
+        its backward's gradients were dropped (zeroed or released) with the weights untouched,
+        so the loop skipped the update (the step labels then keep counting the loop's steps);
+        else where the optimizer cannot end steps (`forward_may_close_step`: a hand-written
+        update). Never during an optimizer step (a closure's passes, LBFGS); weights moved by
+        other code than the known optimizer's step are a two-pass update (SAM's): one step."""
+        if self.in_optimizer_step or not (b.backward_seen or b.losses) or self._accumulating(b):
+            return False
+        if b.backward_seen and weights_version(self.grouper.params) == b.weights_at_backward:
+            return True
+        return self.forward_may_close_step()
+
     def _accumulating(self, b: StepBuffer) -> bool:
         """A forward pass that is another micro-batch of step `b` (gradient accumulation): the
         gradients are as its last backward pass left them (not zeroed, released or replaced:
@@ -323,8 +338,7 @@ class StepCapture:
             return
         try:
             b = self.buf
-            if (b.open and b.forwards and (b.backward_seen or b.losses)
-                    and self.forward_may_close_step() and not self._accumulating(b)):
+            if b.open and b.forwards and self._new_step(b):
                 self.close_step(self.clock.value, advance=True)
                 b = self.buf
             if not b.open:
@@ -403,6 +417,8 @@ class StepCapture:
         """Know the optimizer before its first update: one that runs a closure (LBFGS) runs
         several forward passes in one step, which must not each end a step."""
         self._end_target_watch()
+        if self.active and self.optimizer.bind(opt):
+            self.in_optimizer_step = True
         if not self.active or (self.optimizer.known_yet and not self.scaler_check.left):
             return
         if self.optimizer.bind(opt) and self.scaler_check.left and self.buf.open \
@@ -412,6 +428,7 @@ class StepCapture:
     def on_optimizer_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if not self.active or not self.optimizer.bind(opt):
             return
+        self.in_optimizer_step = False
         if self.buf.open:
             self.buf.optimizer_stepped = True
             self.close_step(self.clock.value, advance=True)

@@ -154,3 +154,19 @@ def test_show_into_a_closed_pipe_ends_quietly(run_path) -> None:
             shell=True, capture_output=True, text=True, timeout=120)
         assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, \
             done.stderr
+
+
+def test_a_plugin_in_the_working_directory_is_found(run_path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    model = _model()
+    with NeuralDbg(model, path=run_path()) as dbg:
+        _steps(dbg, model, 3)
+    (tmp_path / "my_local_plugin.py").write_text("print('PLUGIN LOADED')\n")
+    script = Path(sys.executable).parent / "neuraldbg"  # the console script: no cwd on its path
+    assert script.exists()
+    done = subprocess.run([str(script), "diagnose", str(dbg.path), "--plugin", "my_local_plugin"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("PLUGIN LOADED")

@@ -975,3 +975,52 @@ def test_clipped_gradients_are_not_taken_for_a_gradscaler(run_path):
     for clip in (1e-3, 0.25, 100.0):  # clipping hard, a little, not at all
         with NeuralDbg(model, path=run_path()) as dbg:
             _scaled_loop(model, dbg, clip=clip)
+
+
+def _loop_steps(run_path, update) -> tuple[int, ...]:
+    """The step labels of 10 loop iterations whose update `update(it, opt, model, loss_of)`
+    makes (loss_of(x) runs a forward and returns the loss)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    g = torch.Generator().manual_seed(0)
+    path = run_path()
+    with NeuralDbg(model, path=path) as dbg:
+        for it in range(10):
+            x, y = torch.randn(8, 4, generator=g), torch.randn(8, 1, generator=g)
+
+            def loss_of(x=x, y=y):
+                return nn.functional.mse_loss(model(x), y)
+
+            opt.zero_grad()
+            loss = loss_of()
+            loss.backward()
+            dbg.record_loss(loss)
+            update(it, opt, model, loss_of)
+    return load_run(path).series.steps
+
+
+def test_a_step_the_loop_skips_keeps_its_own_label(run_path):
+    def skip_some(it, opt, model, loss_of):
+        if it not in (3, 4):  # e.g. a non-finite gradient norm: no update this step
+            opt.step()
+
+    assert _loop_steps(run_path, skip_some) == tuple(range(10))
+
+
+def test_a_two_pass_update_is_one_step_once_the_optimizer_is_known(run_path):
+    def sam(it, opt, model, loss_of):  # sharpness-aware: perturb, a second pass, then update
+        with torch.no_grad():
+            eps = [0.01 * p.grad / (p.grad.norm() + 1e-12) for p in model.parameters()]
+            for p, e in zip(model.parameters(), eps, strict=True):
+                p.add_(e)
+        opt.zero_grad()
+        loss_of().backward()
+        with torch.no_grad():
+            for p, e in zip(model.parameters(), eps, strict=True):
+                p.sub_(e)
+        opt.step()
+
+    # one step per iteration once the optimizer is known (its first step ends the first one:
+    # before it, the perturbed pass cannot be told from a hand-written update's next step)
+    assert _loop_steps(run_path, sam)[2:] == tuple(range(2, 11))

@@ -8,6 +8,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import torch
@@ -74,7 +75,7 @@ def call_as_user(func: Callable[..., Any], args: Any, kwargs: Any) -> Any:
 
 
 def _issue_at_user_line(shown: list[tuple[Any, type[Warning]]]) -> None:
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_NOT_USER):
         frame = frame.f_back
     if frame is None:

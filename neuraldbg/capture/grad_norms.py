@@ -105,9 +105,8 @@ class GradNorms:
         self.pend_g.clear()
         cap = self.cap
         p = cap.grouper.params[ks[0]]
-        # read only by a forward pass that may close the step (`StepCapture._accumulating`):
-        # with an optimizer ending the steps and no GradScaler, not kept on every backward
-        if p.grad is not None and cap.forward_may_close_step():
+        # read by a forward pass that may close the step (`StepCapture._accumulating`)
+        if p.grad is not None:
             self.mark = (p, weakref.ref(p.grad), p.grad._version)
         if b is None:
             b = cap.buf

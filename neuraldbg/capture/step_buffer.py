@@ -102,6 +102,7 @@ class StepBuffer:
     stash_on: bool = False
     forwards: int = 0
     backward_seen: bool = False
+    weights_at_backward: int = -1  # `forward_calls.weights_version` when it was first seen
     optimizer_stepped: bool = False
     losses: list[Any] = field(default_factory=list)  # tensors (detached, 0-d) and floats
     float_losses: list[float] = field(default_factory=list)  # the floats among them
