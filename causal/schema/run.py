@@ -17,6 +17,7 @@ from typing import Any
 from causal.schema.json_encoding import decode_float, encode_float, encode_json, same_values
 from causal.schema.layer_graph import LayerGraph, LayerNode
 from causal.schema.nonfinite_origin import NonFiniteOrigin
+from causal.schema.safe_text import printable, printable_strings
 from causal.schema.vocabulary import (
     INPUT,
     LOSS,
@@ -293,7 +294,15 @@ class Run:
         )
 
     @classmethod
-    def from_json(cls, text: str) -> Run:
-        """Inverse of `to_json`: a run captured elsewhere can be diagnosed the same way."""
-        return cls.from_dict(json.loads(text))
+    def from_json(cls, text: str | bytes) -> Run:
+        """Inverse of `to_json`: a run captured elsewhere can be diagnosed the same way. Its
+        strings are made printable (`safe_text`); a text that is no run is a `RunFileError`."""
+        from causal.errors import RunFileError
+
+        try:
+            return cls.from_dict(printable_strings(json.loads(text)))
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError,
+                OverflowError) as e:
+            raise RunFileError(f"not a run exported by Run.to_json ({type(e).__name__}: "
+                               f"{printable(str(e))[:200]})") from e
 

@@ -188,3 +188,14 @@ def test_reading_opens_nothing_for_writing(tmp_path: Path) -> None:
         assert sorted(p.name for p in tmp_path.iterdir()) == ["run.ndbg"]
     finally:
         os.chmod(tmp_path, 0o755)
+
+
+def test_a_json_export_from_a_stranger_is_checked_too(tmp_path: Path) -> None:
+    from causal.schema.run import Run
+
+    run = load_run(_run_file(tmp_path / "run.ndbg", layer="net.0\x1b[2J"))
+    back = Run.from_json(run.to_json())
+    assert back.events[0].layer_name.isprintable()
+    for text in ("[1]", "{oops", '{"events": [{"step": "x"}]}', "[" * 100000):
+        with pytest.raises(RunFileError, match=r"not a run exported by Run\.to_json"):
+            Run.from_json(text)
