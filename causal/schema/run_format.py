@@ -78,9 +78,13 @@ def decode_window(blob: bytes, max_bytes: int = 1 << 30) -> Window:
     if not isinstance(blob, bytes):
         raise ValueError(f"a window is stored as bytes, got {type(blob).__name__}")
     inflate = zlib.decompressobj()
-    raw = inflate.decompress(blob, max_bytes + 1)
-    if len(raw) > max_bytes or inflate.unconsumed_tail:
+    out, pending = bytearray(), blob
+    while pending and len(out) <= max_bytes:  # in 1 MB pieces: no buffer twice the size
+        out += inflate.decompress(pending, 1 << 20)
+        pending = inflate.unconsumed_tail
+    if len(out) > max_bytes or pending:
         raise ValueError(f"a window would take more than {max_bytes:,} bytes decompressed")
+    raw = bytes(out)
     n = int.from_bytes(raw[:4], "little")
     head = json.loads(raw[4 : 4 + n])
     steps = tuple(int(s) for s in head["steps"])

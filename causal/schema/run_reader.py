@@ -55,7 +55,7 @@ def window_budget(file_size: int) -> int:
     """The most bytes all of a file's windows may take decompressed: far above what real runs
     store (float values compress a few times, not thousands), far below what a blob of zeros
     could expand to."""
-    return (16 << 20) + 16 * file_size
+    return (16 << 20) + 8 * file_size
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:
@@ -195,6 +195,29 @@ def _check_schema(db: sqlite3.Connection, path: str | None) -> list[str]:
     return step_columns
 
 
+#: The meta values readers use, and the JSON types they must have (None allowed for each).
+_META_TYPES: dict[str, type | tuple[type, ...]] = {
+    "model_class": str, "status": str, "param_dtype": str, "internal_error": str,
+    "storage_error": str, "n_units": int, "warnings": list, "thresholds": dict,
+}
+
+
+def _check_meta_types(meta: dict[str, Any]) -> None:
+    for key, kind in _META_TYPES.items():
+        value = meta.get(key)
+        if value is None:
+            continue
+        bad = not isinstance(value, kind) or isinstance(value, bool)
+        if key == "warnings" and not bad:
+            bad = not all(isinstance(w, str) for w in value)
+        if key == "thresholds" and not bad:
+            bad = not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                          for v in value.values())
+        if bad:
+            raise ValueError(f"its {key!r} is a {type(value).__name__}, not what the writer "
+                             "stores")
+
+
 def _read_meta(db: sqlite3.Connection, path: str | None) -> dict[str, Any]:
     meta = {printable(_text(k)): printable_strings(json.loads(_text(v)))
             for k, v in db.execute("SELECT key, value FROM meta")}
@@ -209,6 +232,7 @@ def _read_meta(db: sqlite3.Connection, path: str | None) -> dict[str, Any]:
     if version not in READABLE_VERSIONS or isinstance(version, bool):
         raise RunFileError(f"{path!r} claims run schema version {version!r}, which no neuraldbg "
                            f"wrote (this release reads {readable}): the file is damaged")
+    _check_meta_types(meta)
     return meta
 
 
