@@ -7,8 +7,6 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 
-import networkx as nx
-
 from causal.schema.run import LOSS, Direction, Event, EventKind, LayerStat, Run, State
 
 #: Regimes that mean trouble (a plateau is judged by the loss-pattern symptom instead).
@@ -329,6 +327,8 @@ def main_path_layers(run: Run) -> list[str]:
     layers = param_layers(run)
     if not run.dag.edges:
         return layers
+    import networkx as nx  # here: its import takes longer than a whole diagnosis
+
     has_params = set(layers)
     g = nx.DiGraph()
     g.add_edges_from((a, b, {"w": int(b in has_params)}) for a, b in run.dag.edges)

@@ -30,6 +30,7 @@ def conformance_problems(registry: Registry, cause_name: str) -> list[str]:
     try:
         cause.check(symptoms)
         net = get_network(registry)
+        net.model  # noqa: B018 (pgmpy's check_model runs when the model is first built)
     except NeuralDbgError as e:
         return [f"{type(e).__name__}: {e}"]
     problems = []

@@ -445,7 +445,8 @@ def select_ess(observations: Sequence[Observation], registry: Registry,
         total = 0.0
         for mine, fold in cross_fitted(observations, registry, ess):
             net = get_network(fold)
-            total += sum(_true_label_nll(net.posteriors(ob.evidence), ob.cause) for ob in mine)
+            total += sum(_true_label_nll(net.posteriors_pgmpy(ob.evidence), ob.cause)
+                         for ob in mine)
         scores[float(ess)] = total / len(observations)
     best = min(scores, key=lambda e: (round(scores[e], 9), -e))
     return best, scores
@@ -457,8 +458,8 @@ def _labelled(observations: Sequence[Observation], registry: Registry
 
     net = get_network(registry)
     tops, right = [], []
-    for ob in observations:
-        cause, p = top_cause(net.posteriors(ob.evidence))
+    for ob in observations:  # pgmpy's posteriors, which the shipped fit refits from to the bit
+        cause, p = top_cause(net.posteriors_pgmpy(ob.evidence))
         tops.append(p)
         right.append(cause == ob.cause)
     return tops, right

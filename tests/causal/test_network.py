@@ -1,5 +1,6 @@
 """The causal network: CPD construction, exact posteriors against brute-force enumeration of the
-joint, validation errors, caching, invariants (hypothesis) and the torch-free, lazy-pgmpy import."""
+joint, validation errors, caching, invariants (hypothesis) and the torch-free, lazy-pgmpy import
+(numpy answers `posteriors`; pgmpy only builds `model` and answers `posteriors_pgmpy`)."""
 
 from __future__ import annotations
 
@@ -143,9 +144,9 @@ def test_per_cause_queries_match_the_joint_query(net, monkeypatch):
     import causal.network
 
     evidence = EVIDENCE_CASES["mixed"]
-    joint = net.posteriors(evidence)
-    monkeypatch.setattr(causal.network, "_JOINT_LIMIT", 1)  # the path for very many causes
-    assert net.posteriors(evidence) == pytest.approx(joint, abs=1e-12)
+    joint = net.posteriors_pgmpy(evidence)
+    monkeypatch.setattr(causal.network, "_JOINT_LIMIT", 1)  # pgmpy's path for very many causes
+    assert net.posteriors_pgmpy(evidence) == pytest.approx(joint, abs=1e-12)
 
 
 def test_network_shape(net):
@@ -295,7 +296,7 @@ def test_check_model_failure_names_the_node(monkeypatch):
 
     monkeypatch.setattr(_pgmpy().DiscreteBayesianNetwork, "check_model", reject)
     with pytest.raises(NetworkError, match="rejected node 'loss_pattern': CPD associated"):
-        get_network(build())
+        get_network(build()).model  # noqa: B018 (built and checked on first use)
 
 
 # ---------------------------------------------------------------- caching
@@ -406,7 +407,7 @@ def test_import_causal_without_torch():
     assert out.split() == ["False", "False"]
 
 
-def test_pgmpy_loads_only_when_a_network_is_built_and_works_without_torch():
+def test_pgmpy_loads_only_for_the_pgmpy_model_and_works_without_torch():
     out = _run_python(_BLOCK_TORCH + """
 import causal.network as network
 from causal.registry import Registry
@@ -419,9 +420,12 @@ class Cause(CauseNode):
 reg = Registry()
 reg.register_symptom(Flag)
 reg.register_cause(Cause)
-print("pgmpy" in sys.modules)
-post = network.get_network(reg).posteriors({"flag": {"on": 1.0}})
+net = network.get_network(reg)
+post = net.posteriors({"flag": {"on": 1.0}})
+print("pgmpy" in sys.modules, round(post["flagger"], 6))
+post = net.posteriors_pgmpy({"flag": {"on": 1.0}})
 print("pgmpy" in sys.modules, "torch" in sys.modules, round(post["flagger"], 6))
 """)
     # P(present | on) = 0.2 * 0.9 / (0.2 * 0.9 + 0.8 * 0.1)
-    assert out.split() == ["False", "True", "False", str(round(0.18 / 0.26, 6))]
+    want = str(round(0.18 / 0.26, 6))
+    assert out.split() == ["False", want, "True", "False", want]
