@@ -2,7 +2,7 @@
 
 Writes synthetic run files with the real writer (steps of per-step scalars, recorder windows of
 every layer around a handful of events, as a failing run leaves them), loads them back, and
-times: the pgmpy import, the one-time network build, and diagnose() on each run.
+times: the one-time network build, and diagnose() on each run.
 
     .venv/bin/python benchmarks/diagnose_latency.py [--steps 1000,10000] [--layers 10,100]
 """
@@ -87,18 +87,12 @@ def main() -> int:
     args = p.parse_args()
 
     t = time.perf_counter()
-    from causal.network import _pgmpy
-
-    _pgmpy()
-    t_import = time.perf_counter() - t
-    t = time.perf_counter()
     from causal.network import get_network
 
     registry = builtin_registry(Registry())
     get_network(registry)
     t_build = time.perf_counter() - t
-    print(f"pgmpy import {t_import:.2f} s (once per process); network build "
-          f"{t_build * 1e3:.0f} ms (once per registry version)\n")
+    print(f"network build {t_build * 1e3:.0f} ms (once per registry version)\n")
     print("| steps | layers | file MB | load_run s | diagnose s (median) |")
     print("|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as td:
