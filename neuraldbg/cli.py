@@ -23,6 +23,21 @@ def _demo(args: argparse.Namespace) -> int:
     _print_diagnosis(run)
     print(f"\nRun file: {run.path}\n  diagnose it again with `neuraldbg diagnose {run.path}`, "
           f"or read it with `neuraldbg show {run.path}` / neuraldbg.load_run(path)")
+    from causal.html_report import MissingDependencyError, write_report
+
+    try:
+        print(f"Report: {write_report(run)} (one HTML file: open it in a browser)")
+    except MissingDependencyError as e:
+        print(f"No HTML report: {e}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from causal.html_report import write_report
+    from causal.schema.run_file import load_run
+
+    path = write_report(load_run(args.run), args.out)
+    print(f"report written to {path} ({path.stat().st_size / 1e3:.0f} kB): open it in a browser")
     return 0
 
 
@@ -218,6 +233,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="neuraldbg", description="What broke in a PyTorch training run, where, and why."
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("report", help="write a run's report as one self-contained HTML file")
+    p.add_argument("run", help="path to a .ndbg run file")
+    p.add_argument("-o", "--out", default=None, metavar="PATH",
+                   help="where to write it (default: the run file's path with .html)")
+    p.set_defaults(func=_report)
     p = sub.add_parser("demo", help="train the bundled failing run under the monitor")
     p.add_argument("--path", default=None, help="where to write the run file")
     p.set_defaults(func=_demo)
