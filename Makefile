@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench install clean
+.PHONY: demo test lint bench browser install clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
+
+# headless Chromium for the report screenshots (benchmarks/report_screenshot.py and the tests
+# marked `browser`, which skip without it): Debian's package, installed when missing
+browser:
+	@command -v chromium >/dev/null || (apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium)
 
 clean:
 	rm -rf $(VENV) neuraldbg_runs .pytest_cache .mypy_cache .ruff_cache

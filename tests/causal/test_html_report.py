@@ -136,3 +136,25 @@ def test_report_cli_and_a_killed_runs_file(run_path, tmp_path: Path, capsys) -> 
     assert cli_main(["report", str(path), "-o", str(tmp_path / "killed.html")]) == 0
     assert "report written to" in capsys.readouterr().out
     _checked((tmp_path / "killed.html").read_text())
+
+
+@pytest.mark.browser
+def test_a_report_opens_in_headless_chromium(run_path, tmp_path: Path) -> None:
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "report_screenshot.py"
+    spec = importlib.util.spec_from_file_location("report_screenshot", script)
+    assert spec is not None and spec.loader is not None
+    shots = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shots)
+    chromium = shots.browser()
+    if chromium is None:
+        pytest.skip("no Chromium installed (make browser)")
+    page = write_report(load_run(_failing_run(run_path()).path), tmp_path / "r.html")
+    png = shots.screenshot(chromium, page, tmp_path / "r.png")
+    from PIL import Image
+
+    image = Image.open(png)
+    assert image.width == shots.WIDTH and image.height > 1500  # every section was laid out
+    grey = image.convert("L").resize((64, 64))
+    assert len({grey.getpixel((x, y)) for x in range(64) for y in range(64)}) > 20  # not blank
