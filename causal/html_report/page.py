@@ -73,7 +73,8 @@ def render(run: Run, diagnosis: Diagnosis | None = None) -> str:
         _section("graph", "Layer graph", figures.layer_graph(run, origin),
                  "red: where the failure starts; orange: layers with events; the bold edges "
                  "join them"),
-        _section("recorder", "Flight recorder around the failure",
+        _section("recorder", "Flight recorder around the failure" if at is not None
+                 else "Flight recorder, the last window",
                  figures.recorder_heatmap(window, run.dag.forward_order())
                  if window is not None else None,
                  f"the window ending at step {window.end_step}" if window is not None else ""),
