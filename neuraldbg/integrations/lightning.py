@@ -10,7 +10,10 @@ attribute path, such as "model") when `training_step` calls that submodule rathe
 LightningModule's own forward. The loss is the one Lightning is about to backpropagate, taken
 before the division by `accumulate_grad_batches` that automatic optimization applies, so the run
 records what `training_step` returned. A GradScaler of Lightning's mixed precision is passed on.
-The monitor closes when fit ends or raises (the run file keeps the error). Works with `lightning`
+The monitor closes when fit ends or raises (the run file keeps the error); at the end the
+diagnosis is logged (logger "neuraldbg"), the HTML report written next to the run file (with
+matplotlib) and the summary (`callback.summary`) logged as metrics to the Trainer's loggers.
+Works with `lightning`
 or `pytorch_lightning`, whichever is installed (neither is a dependency of neuraldbg).
 """
 
@@ -27,6 +30,7 @@ try:
 except ImportError:  # the older package name
     import pytorch_lightning as pl  # type: ignore[no-redef]
 
+from neuraldbg.integrations.summary import summarise
 from neuraldbg.monitor import NeuralDbg
 
 
@@ -35,10 +39,12 @@ class NeuralDbgCallback(pl.Callback):
     preset)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, module: str | None = None,
-                 **monitor_kwargs: Any) -> None:
+                 report: bool = True, **monitor_kwargs: Any) -> None:
         super().__init__()
         self.path = path
         self.module = module
+        self.report = report
+        self.summary: dict[str, Any] = {}
         self.monitor_kwargs = monitor_kwargs
         self.dbg: NeuralDbg | None = None
 
@@ -78,6 +84,11 @@ class NeuralDbgCallback(pl.Callback):
     def on_fit_end(self, trainer: Any, pl_module: Any) -> None:
         if self.dbg is not None:
             self.dbg.close()
+            _, self.summary = summarise(self.dbg.run, self.report)
+            for logger in trainer.loggers:  # numbers only: what every Lightning logger takes
+                logger.log_metrics({k: float(v) for k, v in self.summary.items()
+                                    if isinstance(v, (int, float)) and v is not None},
+                                   step=trainer.global_step)
 
     def on_exception(self, trainer: Any, pl_module: Any, exception: BaseException) -> None:
         if self.dbg is not None:

@@ -88,3 +88,31 @@ def test_the_trainers_mixed_precision_is_the_runs_precision(gpt2, run_path, tmp_
     run = load_run(path)
     assert [(c.step, c.value) for c in run.settings if c.key == "amp_dtype"] == [
         (0, "bfloat16")]
+
+
+def _train_with_callback(model, out_dir, lr, callback):
+    args = TrainingArguments(
+        output_dir=str(out_dir), per_device_train_batch_size=4, max_steps=8, learning_rate=lr,
+        logging_steps=1, report_to=[], save_strategy="no", use_cpu=True, disable_tqdm=True,
+        dataloader_num_workers=0, seed=0)
+    trainer = Trainer(model=model, args=args, train_dataset=_Tokens(), callbacks=[callback])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        trainer.train()
+    return trainer
+
+
+def test_the_trainer_callback_records_diagnoses_and_logs(gpt2, run_path, tmp_path, caplog):
+    from neuraldbg.integrations.transformers import NeuralDbgCallback
+
+    callback = NeuralDbgCallback(path=run_path())
+    with caplog.at_level("INFO", logger="neuraldbg"):
+        trainer = _train_with_callback(gpt2, tmp_path / "out", 30.0, callback)
+    run = callback.run
+    assert len(run.series) == 8 and run.meta["status"] == "finished"
+    assert not gpt2._forward_hooks and not gpt2._forward_pre_hooks  # detached at the end
+    entry = trainer.state.log_history[-1]
+    assert entry["neuraldbg/cause"] == "lr_too_high" and entry["neuraldbg/healthy"] is False
+    assert entry["neuraldbg/report"].endswith(".html")
+    assert "neuraldbg diagnosis of" in caplog.text and "Learning rate too high" in caplog.text
+    assert callback.report_path == entry["neuraldbg/report"]

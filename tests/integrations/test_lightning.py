@@ -92,10 +92,14 @@ def test_a_fit_is_recorded_with_training_steps_losses(run_path, accumulate):
 def test_a_far_too_high_lr_under_lightning_reads_as_such(run_path):
     torch.manual_seed(0)
     path = run_path()
-    _fit(_Regressor(lr=3.0), [NeuralDbgCallback(path=path)], steps=40)
+    callback = NeuralDbgCallback(path=path)
+    _fit(_Regressor(lr=3.0), [callback], steps=40)
     run = load_run(path)
     hyps = diagnose(run)
     assert hyps and hyps[0].cause == "lr_too_high", format_diagnosis(run, hyps)
+    # the end of fit: the summary the loggers got, and the report beside the run file
+    assert callback.summary["neuraldbg/cause"] == "lr_too_high"
+    assert callback.summary["neuraldbg/report"] == path.replace(".ndbg", ".html")
 
 
 def test_a_submodule_named_for_a_training_step_that_skips_forward(run_path):
