@@ -10,11 +10,11 @@ from torch import nn
 
 pytest.importorskip("tensorboard")
 
-from tensorboard.backend.event_processing.event_accumulator import (  # noqa: E402
+from tensorboard.backend.event_processing.event_accumulator import (
     EventAccumulator,
 )
 
-from neuraldbg.integrations.tensorboard import write_run  # noqa: E402
+from neuraldbg.integrations.tensorboard import write_run
 
 
 def test_a_run_reads_back_from_tensorboards_own_reader(run_path, tmp_path) -> None:
