@@ -13,6 +13,7 @@ import numbers
 import os
 import platform
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,9 @@ from torch.optim.optimizer import (
 )
 from torch.utils.hooks import RemovableHandle
 
-from causal.schema.run import Run
+from causal.schema.run import Event, Run
 from causal.schema.run_file import RunWriter
+from neuraldbg.alerts import LiveAlerts
 from neuraldbg.capture import copy_safety
 from neuraldbg.capture.step_clock import StepClock
 from neuraldbg.capture.tensor_stats import iter_tensors
@@ -90,8 +92,10 @@ class NeuralDbg:
     threshold_vanishing / threshold_exploding: absolute limits on a layer's gradient norm
     (a threshold relative to each layer's own baseline applies too). path: the run file
     (default: a new file under ./neuraldbg_runs/). scaler: a GradScaler whose scale is recorded.
-    preset: "light", "standard" or "full", or a `Schedule`. The step advances by itself on each
-    optimizer step; setting `dbg.step` labels steps explicitly.
+    preset: "light", "standard" or "full", or a `Schedule`. on_event: called with each `Event`
+    as it is recorded. The step advances by itself on each optimizer step; setting `dbg.step`
+    labels steps explicitly. The first non-finite value and the loss's first divergence are
+    logged as they happen (logger "neuraldbg", WARNING; `neuraldbg.alerts`).
     """
 
     def __init__(
@@ -105,6 +109,7 @@ class NeuralDbg:
         preset: str | Schedule = "standard",
         recorder_steps: int = 32,
         thresholds: Thresholds | None = None,
+        on_event: Callable[[Event], object] | None = None,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise ConfigError(
@@ -135,6 +140,9 @@ class NeuralDbg:
                 f"scaler must be a torch.amp.GradScaler (got {type(scaler).__name__}); pass "
                 "scaler=None when not using one"
             )
+        if on_event is not None and not callable(on_event):
+            raise ConfigError(f"on_event must be a callable taking an Event, got "
+                              f"{type(on_event).__name__}")
         if isinstance(recorder_steps, bool) or not isinstance(recorder_steps, int) \
                 or recorder_steps < 1:
             raise ConfigError(f"recorder_steps must be an int >= 1, got {recorder_steps!r}")
@@ -149,6 +157,7 @@ class NeuralDbg:
         self.model = model
         self.scaler = scaler
         self.recorder_steps = recorder_steps
+        self.on_event = on_event
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise ConfigError(f"path must be a str or os.PathLike (the run file to write), got "
                               f"{type(path).__name__}: e.g. path='runs/run.ndbg'")
@@ -185,6 +194,8 @@ class NeuralDbg:
                 thresholds=self.thresholds, recorder_steps=self.recorder_steps,
                 scaler=self.scaler, clock=self._clock, reporter=self._reporter)
             self._reporter.stop = capture.stop
+            capture.analyzer.on_events = LiveAlerts(str(self.path), self._reporter,
+                                                    on_event=self.on_event)
             self._handles = self._capture.attach(self.model)
             self._handles.append(
                 register_optimizer_step_pre_hook(self._capture.on_optimizer_pre_step))

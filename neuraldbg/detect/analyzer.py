@@ -15,6 +15,7 @@ twice lately, `TransitionDetector.recurrence`) is recorded but does not escalate
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -98,6 +99,8 @@ class Analyzer:
                  recorder_steps: int, schedule: Schedule) -> None:
         self.site = site
         self.writer = writer
+        # told of every batch of events once written (the monitor's live alerts)
+        self.on_events: Callable[[list[Event]], None] | None = None
         self.schedule = schedule
         self.detector = TransitionDetector(thresholds)
         self.recorder = FlightRecorder(site.names, _LAYER_STATS, recorder_steps)
@@ -252,6 +255,8 @@ class Analyzer:
                 window = self.recorder.window(step)
                 self.windows_written += 1
             self.writer.add_events(events, window)
+            if self.on_events is not None:
+                self.on_events(events)
         elif self.analysed == INITIAL_STEPS:
             # the run's first steps are evidence (activation scale against depth at step 0,
             # the first update ratios): keep them even when nothing happens there
