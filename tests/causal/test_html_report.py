@@ -158,3 +158,15 @@ def test_a_report_opens_in_headless_chromium(run_path, tmp_path: Path) -> None:
     assert image.width == shots.WIDTH and image.height > 1500  # every section was laid out
     grey = image.convert("L").resize((64, 64))
     assert len({grey.getpixel((x, y)) for x in range(64) for y in range(64)}) > 20  # not blank
+
+
+def test_without_matplotlib_the_report_says_how_to_get_it(run_path, tmp_path: Path) -> None:
+    path = _failing_run(run_path()).path
+    code = ("import sys; sys.modules['matplotlib'] = None\n"
+            "from neuraldbg.cli import main\n"
+            f"sys.exit(main(['report', {path!r}, '-o', {str(tmp_path / 'r.html')!r}]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "pip install matplotlib" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "r.html").exists()
