@@ -21,6 +21,7 @@ from neuraldbg.errors import (
     MonitorStateError,
     NeuralDbgError,
     NeuralDbgWarning,
+    NonFiniteError,
     RecordError,
     RunFileError,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "NeuralDbg",
     "NeuralDbgError",
     "NeuralDbgWarning",
+    "NonFiniteError",
     "RecordError",
     "Run",
     "RunFileError",

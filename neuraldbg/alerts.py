@@ -23,8 +23,9 @@ class LiveAlerts:
     """Called with each batch of events the analyzer writes."""
 
     def __init__(self, path: str, reporter: Reporter,
-                 on_event: Callable[[Event], object] | None = None) -> None:
+                 on_event: Callable[[Event], object] | None = None, log: bool = True) -> None:
         self.path = path
+        self.log = log
         self.reporter = reporter
         self.on_event = on_event
         self.said: set[str] = set()
@@ -46,6 +47,8 @@ class LiveAlerts:
             self._call_user(events)
 
     def _alert(self, what: str) -> None:
+        if not self.log:
+            return
         log.warning("neuraldbg: %s. Run file %s; why: neuraldbg diagnose %s", what, self.path,
                     self.path)
 

@@ -6,6 +6,7 @@ name the problem and the fix.
     +-- ConfigError         a monitor setting is invalid (at construction, never mid-training)
     +-- RecordError         a value handed to the monitor cannot be recorded
     +-- MonitorStateError   the monitor used outside its lifetime
+    +-- NonFiniteError      a step turned non-finite and NeuralDbg(on_nonfinite="raise") halted it
     +-- ScenarioError       a scenario file breaks the contract
     +-- SuiteError          a suite directory is missing or empty
     +-- DagTraceError       torch.fx cannot trace the model (caught: the DAG is recorded instead)
@@ -14,6 +15,8 @@ name the problem and the fix.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from causal.errors import ArgumentError, NeuralDbgError, RunFileError
 
@@ -24,6 +27,7 @@ __all__ = [
     "MonitorStateError",
     "NeuralDbgError",
     "NeuralDbgWarning",
+    "NonFiniteError",
     "RecordError",
     "RunFileError",
     "ScenarioError",
@@ -41,6 +45,19 @@ class RecordError(NeuralDbgError, ValueError):
 
 class MonitorStateError(NeuralDbgError, RuntimeError):
     """The monitor was used outside its lifetime (before `__enter__` or after `__exit__`)."""
+
+
+class NonFiniteError(NeuralDbgError, FloatingPointError):
+    """Raised from the optimizer's pre-step hook under `NeuralDbg(on_nonfinite="raise")`: the
+    step's loss or gradients are non-finite, and the update was not applied (the weights and
+    the optimizer's state are those before it). `step`, `origin` (the event recording where
+    the first non-finite value was born, or None) and `diagnosis` (the run's, at that step)."""
+
+    def __init__(self, message: str, step: int, origin: Any, diagnosis: Any) -> None:
+        super().__init__(message)
+        self.step = step
+        self.origin = origin
+        self.diagnosis = diagnosis
 
 
 class ScenarioError(NeuralDbgError, ValueError):

@@ -34,7 +34,13 @@ from neuraldbg.capture.step_clock import StepClock
 from neuraldbg.capture.tensor_stats import iter_tensors
 from neuraldbg.capture.watched_units import dtype_name, find_units, user_root
 from neuraldbg.detect.transitions import Thresholds
-from neuraldbg.errors import ConfigError, MonitorStateError, RecordError, RunFileError
+from neuraldbg.errors import (
+    ConfigError,
+    MonitorStateError,
+    NonFiniteError,
+    RecordError,
+    RunFileError,
+)
 from neuraldbg.reporting import RunReporter
 from neuraldbg.schedule import Schedule, resolve
 from neuraldbg.step_capture import StepCapture
@@ -44,6 +50,9 @@ if TYPE_CHECKING:
     from causal.diagnose import Diagnosis
 
 DEFAULT_RUN_DIR = "neuraldbg_runs"
+#: What the monitor does at a step's first non-finite value: record it only, also log an alert
+#: (the default), or also halt before the update (`NonFiniteError`).
+ON_NONFINITE = ("record", "warn", "raise")
 
 
 def _default_path(model: nn.Module) -> Path:
@@ -95,7 +104,9 @@ class NeuralDbg:
     preset: "light", "standard" or "full", or a `Schedule`. on_event: called with each `Event`
     as it is recorded. The step advances by itself on each optimizer step; setting `dbg.step`
     labels steps explicitly. The first non-finite value and the loss's first divergence are
-    logged as they happen (logger "neuraldbg", WARNING; `neuraldbg.alerts`).
+    logged as they happen (logger "neuraldbg", WARNING; `neuraldbg.alerts`). on_nonfinite:
+    "warn" (that log line), "record" (no line) or "raise" (also `NonFiniteError` from the
+    optimizer's step, before the non-finite update is applied).
     """
 
     def __init__(
@@ -110,6 +121,7 @@ class NeuralDbg:
         recorder_steps: int = 32,
         thresholds: Thresholds | None = None,
         on_event: Callable[[Event], object] | None = None,
+        on_nonfinite: str = "warn",
     ) -> None:
         if not isinstance(model, nn.Module):
             raise ConfigError(
@@ -140,6 +152,9 @@ class NeuralDbg:
                 f"scaler must be a torch.amp.GradScaler (got {type(scaler).__name__}); pass "
                 "scaler=None when not using one"
             )
+        if on_nonfinite not in ON_NONFINITE:
+            raise ConfigError(f"on_nonfinite must be one of {', '.join(map(repr, ON_NONFINITE))}"
+                              f", got {on_nonfinite!r}")
         if on_event is not None and not callable(on_event):
             raise ConfigError(f"on_event must be a callable taking an Event, got "
                               f"{type(on_event).__name__}")
@@ -158,6 +173,7 @@ class NeuralDbg:
         self.scaler = scaler
         self.recorder_steps = recorder_steps
         self.on_event = on_event
+        self.on_nonfinite = on_nonfinite
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise ConfigError(f"path must be a str or os.PathLike (the run file to write), got "
                               f"{type(path).__name__}: e.g. path='runs/run.ndbg'")
@@ -195,7 +211,10 @@ class NeuralDbg:
                 scaler=self.scaler, clock=self._clock, reporter=self._reporter)
             self._reporter.stop = capture.stop
             capture.analyzer.on_events = LiveAlerts(str(self.path), self._reporter,
-                                                    on_event=self.on_event)
+                                                    on_event=self.on_event,
+                                                    log=self.on_nonfinite != "record")
+            if self.on_nonfinite == "raise":
+                capture.halt = self._halt
             self._handles = self._capture.attach(self.model)
             self._handles.append(
                 register_optimizer_step_pre_hook(self._capture.on_optimizer_pre_step))
@@ -232,6 +251,27 @@ class NeuralDbg:
                                last_step=last, ended=datetime.now(UTC).isoformat())
         except Exception as e:  # the writer absorbs storage faults; anything else is a bug
             self._reporter.internal_error("closing the run file", e)
+
+    def _halt(self) -> None:
+        """Stop before the update of a non-finite step: analyse the step now (its origin event
+        is written), diagnose the run so far, raise `NonFiniteError` out of `optimizer.step()`."""
+        from causal.diagnose import diagnose
+
+        assert self._capture is not None and self._writer is not None
+        step = self._clock.value
+        self._capture.close_step(step, advance=False)
+        self._capture.analyzer.drain()
+        run = self._writer.read()
+        diagnosis = diagnose(run)
+        origin = run.first_nonfinite
+        where = f", born at '{origin.layer_name}'" if origin is not None else ""
+        top = diagnosis.top
+        why = f"; most likely {top.cause} ({top.confidence:.2f})" if top is not None else ""
+        self._capture.halt = None  # once
+        raise NonFiniteError(
+            f"step {step} turned non-finite{where}{why}. The update was not applied: the "
+            f"weights and the optimizer's state are those before it. Run file {self.path}; "
+            f"why: neuraldbg diagnose {self.path}", step, origin, diagnosis)
 
     def _remove_hooks(self) -> None:
         for h in self._handles:

@@ -145,6 +145,8 @@ class StepCapture:
         # itself (`model_io.model_loss`) is the step's loss
         self.user_loss = False
         self.in_optimizer_step = False  # between the bound optimizer's pre- and post-step hooks
+        # called (it raises) before the update of a step whose loss or gradients are non-finite
+        self.halt: Callable[[], None] | None = None
         # the targets the loss takes, while the loop passes none (`capture/target_watch.py`)
         self.target_watch = TargetWatch(self._target_found) if self.watch_inner else None
         # the autocast dtype a model's forward enters by itself (not in force when it is
@@ -413,17 +415,55 @@ class StepCapture:
             self.reporter.internal_error("forward hook of the model", e)
 
     def on_optimizer_pre_step(self, opt: torch.optim.Optimizer, args: Any,
-                              kwargs: Any) -> None:
+                              kwargs: Any) -> tuple[Any, Any] | None:
         """Know the optimizer before its first update: one that runs a closure (LBFGS) runs
-        several forward passes in one step, which must not each end a step."""
+        several forward passes in one step, which must not each end a step. Under
+        `on_nonfinite="raise"`, halt here before a non-finite update; when the step's passes
+        run inside it (a closure: Lightning, LBFGS), the closure is returned wrapped, to halt
+        after it, still before the update."""
         self._end_target_watch()
+        replaced = None
         if self.active and self.optimizer.bind(opt):
             self.in_optimizer_step = True
-        if not self.active or (self.optimizer.known_yet and not self.scaler_check.left):
-            return
-        if self.optimizer.bind(opt) and self.scaler_check.left and self.buf.open \
-                and self.buf.norm_k:
+            if self.halt is not None:
+                # args are the step's own: the optimizer first, then the closure if any
+                closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
+                if closure is not None:
+                    replaced = self._checked_closure(closure, args, kwargs)
+                elif self.buf.open and self._nonfinite_now(self.buf):
+                    self.in_optimizer_step = False
+                    self.halt()  # raises: the update is not applied
+        if self.active and self.optimizer.bind(opt) and self.scaler_check.left \
+                and self.buf.open and self.buf.norm_k:
             self.scaler_check.check(self.grads, self.buf)
+        return replaced
+
+    def _checked_closure(self, closure: Callable[[], Any], args: Any, kwargs: Any
+                         ) -> tuple[Any, Any]:
+        """The optimizer's (args, kwargs) with its closure followed by the halt check."""
+        def checked() -> Any:
+            loss = closure()
+            if self.halt is not None and self.buf.open and self._nonfinite_now(self.buf):
+                self.in_optimizer_step = False
+                self.halt()
+            return loss
+
+        if "closure" in kwargs:
+            return args, {**kwargs, "closure": checked}
+        return (args[0], checked, *args[2:]), kwargs
+
+    def _nonfinite_now(self, b: StepBuffer) -> bool:
+        """Whether the update about to be applied is non-finite: the gradients the optimizer
+        reads now (a GradScaler has unscaled them by then, and skips a step whose are not
+        finite without calling the optimizer). In host memory only looked at when the hunt found
+        something already (`hunt_now`); off it, one host sync a step (paid only when the user
+        asked to halt: `NeuralDbg(on_nonfinite="raise")`)."""
+        if self.cpu and not b.hunted:
+            return False
+        grads = [p.grad for p in self.grouper.params if p.grad is not None]
+        if not grads:
+            return False
+        return not bool(torch.stack([torch.isfinite(g).all() for g in grads]).all())
 
     def on_optimizer_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if not self.active or not self.optimizer.bind(opt):

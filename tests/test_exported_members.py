@@ -13,7 +13,8 @@ def test_neuraldbg_all():
         "REPORT_THRESHOLD", "ArgumentError", "CauseNode", "ConfigError", "Diagnosis", "Event",
         "Hypothesis",
         "LayerGraph", "Localization", "MonitorStateError",
-        "NeuralDbg", "NeuralDbgError", "NeuralDbgWarning", "RecordError", "Run", "RunFileError",
+        "NeuralDbg", "NeuralDbgError", "NeuralDbgWarning", "NonFiniteError", "RecordError", "Run",
+        "RunFileError",
         "Schedule", "Symptom", "diagnose", "every", "load_run", "register_cause",
         "register_symptom",
     ])

@@ -116,3 +116,17 @@ def test_the_trainer_callback_records_diagnoses_and_logs(gpt2, run_path, tmp_pat
     assert entry["neuraldbg/report"].endswith(".html")
     assert "neuraldbg diagnosis of" in caplog.text and "Learning rate too high" in caplog.text
     assert callback.report_path == entry["neuraldbg/report"]
+
+
+def test_the_trainer_stops_before_a_non_finite_update(gpt2, run_path, tmp_path):
+    from neuraldbg import NonFiniteError
+    from neuraldbg.integrations.transformers import NeuralDbgCallback
+
+    callback = NeuralDbgCallback(path=run_path(), on_nonfinite="raise")
+    with pytest.raises(NonFiniteError) as info:
+        _train_with_callback(gpt2, tmp_path / "out", 1e9, callback)
+    assert info.value.origin is not None and info.value.step == info.value.origin.step
+    for p in gpt2.parameters():  # the non-finite update was not applied
+        assert torch.isfinite(p).all()
+    callback.dbg.close(error=info.value)  # Trainer callbacks are not told of the exception
+    assert load_run(callback.dbg.path).meta["status"] == "failed"

@@ -130,3 +130,15 @@ def test_a_fit_that_raises_closes_the_monitor_and_keeps_the_error(run_path):
     run = load_run(path)
     assert run.meta["status"] == "failed" and "data loader broke" in run.meta["error"]
     assert len(run.series.get("loss")) == 5
+
+
+def test_a_fit_stops_before_a_non_finite_update(run_path):
+    from neuraldbg import NonFiniteError
+
+    torch.manual_seed(0)
+    path = run_path()
+    module = _Regressor(lr=1e12)
+    with pytest.raises(NonFiniteError):
+        _fit(module, [NeuralDbgCallback(path=path, on_nonfinite="raise")], steps=40)
+    assert all(torch.isfinite(p).all() for p in module.parameters())
+    assert load_run(path).meta["status"] == "failed"

@@ -1,0 +1,93 @@
+"""NeuralDbg(on_nonfinite="raise") stops before the bad update: `NonFiniteError` out of the
+optimizer's step, with the origin and the diagnosis; the weights and the optimizer's state are
+those before it; the run file is closed as failed. "record" logs nothing, "warn" logs."""
+
+from __future__ import annotations
+
+import copy
+import logging
+
+import pytest
+import torch
+from torch import nn
+
+from causal.schema.run_file import load_run
+from neuraldbg import NeuralDbg, NonFiniteError
+from neuraldbg.errors import ConfigError
+
+
+def _model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+
+
+def _batch(step: int, bad_at: int) -> torch.Tensor:
+    x = torch.randn(16, 8, generator=torch.Generator().manual_seed(step))
+    return x * float("inf") if step == bad_at else x
+
+
+@pytest.mark.parametrize("micro", [1, 3], ids=["plain", "accumulation"])
+def test_raise_stops_before_the_bad_update(run_path, micro) -> None:
+    model = _model()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    path = run_path()
+    before = None
+    with pytest.raises(NonFiniteError) as info, \
+            NeuralDbg(model, path=path, on_nonfinite="raise") as dbg:
+        for step in range(30):
+            opt.zero_grad()
+            for m in range(micro):
+                loss = model(_batch(step * micro + m, bad_at=12 * micro + micro - 1)).pow(2).mean()
+                loss.backward()
+                dbg.record_loss(loss)
+            before = (copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict()))
+            opt.step()
+    err = info.value
+    assert err.step == 12 and err.origin is not None and err.origin.step == 12
+    assert err.diagnosis.top is not None and "neuraldbg diagnose" in str(err)
+    assert before is not None
+    for k, v in model.state_dict().items():  # the update was not applied
+        assert torch.equal(v, before[0][k])
+    assert opt.state_dict()["state"].keys() == before[1]["state"].keys()
+    for k, state in opt.state_dict()["state"].items():
+        assert torch.equal(state["exp_avg"], before[1]["state"][k]["exp_avg"])
+    run = load_run(path)
+    assert run.meta["status"] == "failed" and "NonFiniteError" in run.meta["error"]
+    assert run.first_nonfinite is not None and run.first_nonfinite.step == 12
+
+
+def test_record_logs_nothing_and_warn_logs(run_path, caplog) -> None:
+    for mode, lines in (("record", 0), ("warn", 1)):
+        caplog.clear()
+        model = _model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        with caplog.at_level(logging.WARNING, logger="neuraldbg"), \
+                NeuralDbg(model, path=run_path(), on_nonfinite=mode) as dbg:
+            for step in range(20):
+                opt.zero_grad()
+                loss = model(_batch(step, bad_at=8)).pow(2).mean()
+                loss.backward()
+                dbg.record_loss(loss)
+                opt.step()
+        said = [r for r in caplog.records if "first non-finite" in r.getMessage()]
+        assert len(said) == lines, mode
+
+
+def test_a_scaler_skipping_an_inf_step_does_not_raise(run_path) -> None:
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cpu", init_scale=3e38)  # overflows: the scaler skips
+    with NeuralDbg(model, path=run_path(), scaler=scaler, on_nonfinite="raise") as dbg:
+        for step in range(10):
+            opt.zero_grad()
+            loss = model(_batch(step, bad_at=-1) * 100).pow(2).mean() * 1e3
+            scaler.scale(loss).backward()
+            dbg.record_loss(loss)
+            scaler.step(opt)
+            scaler.update()
+    assert scaler.get_scale() < 3e38  # it did skip, and nothing was raised
+
+
+def test_on_nonfinite_must_be_known() -> None:
+    with pytest.raises(ConfigError, match="on_nonfinite must be one of"):
+        NeuralDbg(_model(), on_nonfinite="stop")
