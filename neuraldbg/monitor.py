@@ -106,7 +106,8 @@ class NeuralDbg:
     labels steps explicitly. The first non-finite value and the loss's first divergence are
     logged as they happen (logger "neuraldbg", WARNING; `neuraldbg.alerts`). on_nonfinite:
     "warn" (that log line), "record" (no line) or "raise" (also `NonFiniteError` from the
-    optimizer's step, before the non-finite update is applied).
+    optimizer's step, before the non-finite update is applied). scene_max_mb: the size limit
+    of the failing step's scene saved beside the run file (`neuraldbg.scene`; 0: none).
     """
 
     def __init__(
@@ -122,6 +123,7 @@ class NeuralDbg:
         thresholds: Thresholds | None = None,
         on_event: Callable[[Event], object] | None = None,
         on_nonfinite: str = "warn",
+        scene_max_mb: float = 512.0,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise ConfigError(
@@ -155,6 +157,10 @@ class NeuralDbg:
         if on_nonfinite not in ON_NONFINITE:
             raise ConfigError(f"on_nonfinite must be one of {', '.join(map(repr, ON_NONFINITE))}"
                               f", got {on_nonfinite!r}")
+        if isinstance(scene_max_mb, bool) or not isinstance(scene_max_mb, (int, float)) \
+                or not math.isfinite(scene_max_mb) or scene_max_mb < 0:
+            raise ConfigError(f"scene_max_mb must be a number >= 0 (0: save no scene), got "
+                              f"{scene_max_mb!r}")
         if on_event is not None and not callable(on_event):
             raise ConfigError(f"on_event must be a callable taking an Event, got "
                               f"{type(on_event).__name__}")
@@ -174,6 +180,7 @@ class NeuralDbg:
         self.recorder_steps = recorder_steps
         self.on_event = on_event
         self.on_nonfinite = on_nonfinite
+        self.scene_max_mb = float(scene_max_mb)
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise ConfigError(f"path must be a str or os.PathLike (the run file to write), got "
                               f"{type(path).__name__}: e.g. path='runs/run.ndbg'")
@@ -215,6 +222,7 @@ class NeuralDbg:
                                                     log=self.on_nonfinite != "record")
             if self.on_nonfinite == "raise":
                 capture.halt = self._halt
+            capture.scene_max_mb = self.scene_max_mb
             self._handles = self._capture.attach(self.model)
             self._handles.append(
                 register_optimizer_step_pre_hook(self._capture.on_optimizer_pre_step))

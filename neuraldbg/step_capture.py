@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -67,6 +68,7 @@ from neuraldbg.nonfinite.backward_birth import backward_birth
 from neuraldbg.nonfinite.origin import forward_origin
 from neuraldbg.nonfinite.replay import repeatable_calls, run_again
 from neuraldbg.reporting import Reporter
+from neuraldbg.scene import save_scene, scene_path
 from neuraldbg.schedule import Schedule, abnormal_interval
 
 __all__ = ["STASH_MAX_ELEMS", "StashEntry", "StepBuffer", "StepCapture"]
@@ -147,6 +149,10 @@ class StepCapture:
         self.in_optimizer_step = False  # between the bound optimizer's pre- and post-step hooks
         # called (it raises) before the update of a step whose loss or gradients are non-finite
         self.halt: Callable[[], None] | None = None
+        # the first failing step's scene (`neuraldbg.scene`): its size limit (0: none saved),
+        # and where it went
+        self.scene_max_mb = 0.0
+        self.scene: Path | None = None
         # the targets the loss takes, while the loop passes none (`capture/target_watch.py`)
         self.target_watch = TargetWatch(self._target_found) if self.watch_inner else None
         # the autocast dtype a model's forward enters by itself (not in force when it is
@@ -425,27 +431,44 @@ class StepCapture:
         replaced = None
         if self.active and self.optimizer.bind(opt):
             self.in_optimizer_step = True
-            if self.halt is not None:
-                # args are the step's own: the optimizer first, then the closure if any
-                closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
-                if closure is not None:
-                    replaced = self._checked_closure(closure, args, kwargs)
-                elif self.buf.open and self._nonfinite_now(self.buf):
-                    self.in_optimizer_step = False
-                    self.halt()  # raises: the update is not applied
+            # args are the step's own: the optimizer first, then the closure if any
+            closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
+            if closure is not None and (self.halt is not None or self.scene_max_mb):
+                replaced = self._checked_closure(opt, closure, args, kwargs)
+            elif closure is None:
+                self._before_update(opt)
         if self.active and self.optimizer.bind(opt) and self.scaler_check.left \
                 and self.buf.open and self.buf.norm_k:
             self.scaler_check.check(self.grads, self.buf)
         return replaced
 
-    def _checked_closure(self, closure: Callable[[], Any], args: Any, kwargs: Any
-                         ) -> tuple[Any, Any]:
-        """The optimizer's (args, kwargs) with its closure followed by the halt check."""
+    def _before_update(self, opt: torch.optim.Optimizer) -> None:
+        """The update is about to be applied: on the run's first non-finite step, save the
+        scene (`neuraldbg.scene`) and halt when asked (raises)."""
+        b = self.buf
+        look = self.halt is not None or (self.scene_max_mb and self.cpu and not self.scene)
+        if not (look and b.open and self._nonfinite_now(b)):
+            return
+        if self.scene_max_mb and self.scene is None:
+            try:
+                self.scene = save_scene(
+                    scene_path(self.writer.path), step=self.clock.value, model=self.model,
+                    optimizer=opt, model_calls=b.model_args,
+                    targets=[t for _, _, t in (*b.targets, *b.found_targets) if t is not None],
+                    amp=b.amp, scaler=self.scaler, max_mb=self.scene_max_mb)
+            except Exception as e:  # no scene is no reason to stop training
+                self.reporter.warn(f"neuraldbg could not save the failing step's scene: "
+                                   f"{type(e).__name__}: {e}")
+        if self.halt is not None:
+            self.in_optimizer_step = False
+            self.halt()  # raises: the update is not applied
+
+    def _checked_closure(self, opt: torch.optim.Optimizer, closure: Callable[[], Any],
+                         args: Any, kwargs: Any) -> tuple[Any, Any]:
+        """The optimizer's (args, kwargs) with its closure followed by `_before_update`."""
         def checked() -> Any:
             loss = closure()
-            if self.halt is not None and self.buf.open and self._nonfinite_now(self.buf):
-                self.in_optimizer_step = False
-                self.halt()
+            self._before_update(opt)
             return loss
 
         if "closure" in kwargs:

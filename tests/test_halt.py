@@ -91,3 +91,48 @@ def test_a_scaler_skipping_an_inf_step_does_not_raise(run_path) -> None:
 def test_on_nonfinite_must_be_known() -> None:
     with pytest.raises(ConfigError, match="on_nonfinite must be one of"):
         NeuralDbg(_model(), on_nonfinite="stop")
+
+
+def test_the_first_failing_step_leaves_its_scene(run_path) -> None:
+    from neuraldbg.scene import scene_path
+
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    path = run_path()
+    with NeuralDbg(model, path=path) as dbg:  # the default, "warn": training goes on
+        for step in range(20):
+            x = _batch(step, bad_at=8)
+            y = torch.zeros(16, 1)
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            dbg.record_loss(loss, target=y)
+            if step == 8:
+                before = copy.deepcopy(model.state_dict())
+            opt.step()
+    scene = torch.load(scene_path(path), weights_only=True)
+    assert scene["step"] == 8 and scene["left_out"] == []
+    assert torch.isinf(scene["inputs"][0]["args"][0]).any()  # the batch that did it
+    assert torch.equal(scene["targets"][0], torch.zeros(16, 1))
+    for k, v in before.items():  # the weights before the update
+        assert torch.equal(scene["model_state"][k], v)
+    assert scene["learning_rates"] == [0.01] and scene["autocast_dtype"] == "none"
+    assert scene["rng"]["cpu"].dtype == torch.uint8
+
+
+def test_a_scene_keeps_what_fits(run_path) -> None:
+    from neuraldbg.scene import scene_path
+
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    path = run_path()
+    with NeuralDbg(model, path=path, scene_max_mb=0.001) as dbg:
+        for step in range(12):
+            opt.zero_grad()
+            loss = model(_batch(step, bad_at=5)).pow(2).mean()
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    scene = torch.load(scene_path(path), weights_only=True)
+    assert "inputs" in scene and "model_state" not in scene
+    assert any(part.startswith("model_state") for part in scene["left_out"])

@@ -118,7 +118,8 @@ def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = No
     steps = int(spec.get("steps") or len(batches))
     amp, scaler = spec.get("amp_dtype"), spec.get("scaler")
     losses: list[float] = []
-    dbg = NeuralDbg(model, path=monitor_path, scaler=scaler) if monitor_path else None
+    dbg = NeuralDbg(model, path=monitor_path, scaler=scaler,  # no scene: nothing re-runs it
+                    scene_max_mb=0) if monitor_path else None
     alerts = logging.getLogger("neuraldbg")
     level = alerts.level
     alerts.setLevel(logging.ERROR)  # a suite's failing runs fail on purpose: no live alerts
