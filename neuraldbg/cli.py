@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from causal.schema.run import Run
-from neuraldbg.errors import NeuralDbgError
+from neuraldbg.errors import NeuralDbgError, RunFileError
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -77,10 +77,46 @@ def _print_diagnosis(run: Run, as_json: bool = False, params: str | None = None)
 
 
 def _diagnose(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from causal.schema.run_file import load_run
 
     _load_plugins(args.plugin)
-    _print_diagnosis(load_run(args.run), args.json, args.params)
+    paths = [Path(p) for p in args.run]
+    if len(paths) == 1 and paths[0].is_dir():
+        paths = sorted(paths[0].glob("*.ndbg"))
+        if not paths:
+            raise RunFileError(f"no .ndbg run file in {args.run[0]!r}: pass a directory of "
+                               "per-rank run files, or the files")
+    if len(paths) == 1:
+        _print_diagnosis(load_run(paths[0]), args.json, args.params)
+        return 0
+    return _diagnose_ranks([load_run(p) for p in paths], args)
+
+
+def _diagnose_ranks(runs: list[Run], args: argparse.Namespace) -> int:
+    """The per-rank files of one distributed run: the first rank to fail, then its diagnosis."""
+    import json
+
+    from causal.ranks import format_ranks, merge_ranks
+
+    ranks = merge_ranks(runs)
+    first = ranks.first
+    root = ranks.runs[first.rank] if first is not None else next(iter(ranks.runs.values()))
+    if args.json:
+        from causal.diagnose import diagnose
+
+        print(json.dumps({
+            "ranks": {str(r): run.path for r, run in ranks.runs.items()},
+            "world_size": ranks.world_size,
+            "first_rank": None if first is None else first.rank,
+            "failures": [{"rank": f.rank, "step": f.step, "layer": f.origin.layer_name}
+                         for f in ranks.failures],
+            "diagnosis": diagnose(root, parameters="shipped" if args.params is None
+                                  else args.params).to_dict()}, indent=2))
+        return 0
+    print(format_ranks(ranks))
+    _print_diagnosis(root, False, args.params)
     return 0
 
 
@@ -242,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--path", default=None, help="where to write the run file")
     p.set_defaults(func=_demo)
     p = sub.add_parser("diagnose", help="ranked root causes of a recorded run")
-    p.add_argument("run", help="a run file (.ndbg)")
+    p.add_argument("run", nargs="+", help="a run file (.ndbg); or the per-rank files of one "
+                   "distributed run, or their directory: which rank failed first, and why")
     p.add_argument("--json", action="store_true", help="the hypotheses as JSON")
     p.add_argument("--params", default=None, metavar="PATH", help="fitted parameters written "
                    "by `neuraldbg fit --out` (default: the ones shipped with the package)")

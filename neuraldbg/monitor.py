@@ -81,6 +81,14 @@ def _check_path(path: Path) -> None:
                            "writable directory. Pass NeuralDbg(..., path=...) in a writable place")
 
 
+def _distributed() -> dict[str, int]:
+    """The process's torch.distributed rank and world size (nothing outside a process group)."""
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        return {"rank": dist.get_rank(), "world_size": dist.get_world_size()}
+    return {}
+
+
 def _measurable(t: torch.Tensor) -> bool:
     """A target tensor whose values the monitor can measure."""
     return t.device.type != "meta" and not t.is_complex()
@@ -304,6 +312,7 @@ class NeuralDbg:
             "recorder_steps": self.recorder_steps,
             "thresholds": dataclasses.asdict(self.thresholds),
             "scaler": type(self.scaler).__name__ if self.scaler is not None else None,
+            **_distributed(),
         }
 
     # ------------------------------------------------------------------ the training loop API

@@ -1,7 +1,7 @@
 """Child process for the DistributedDataParallel test: two CPU ranks (gloo), each under its own
 NeuralDbg, with a forward-born inf on rank 0 only at step FAIL_STEP.
 
-Usage: python tests/_ddp_child.py OUT_DIR PORT
+Usage: python tests/_ddp_child.py OUT_DIR PORT [WORLD_SIZE [FAILING_RANK]]
 
 Each rank writes OUT_DIR/rank{r}.ndbg and OUT_DIR/rank{r}.json (what the test checks). Any
 warning is an error, so a monitor that stopped recording fails the test.
@@ -35,7 +35,7 @@ class Blowup(nn.Module):
         return (x * 1e30) ** 2 if self.on else x
 
 
-def worker(rank: int, world: int, out: str, port: str) -> None:
+def worker(rank: int, world: int, out: str, port: str, failing: int = 0) -> None:
     from neuraldbg import NeuralDbg
 
     torch.set_num_threads(1)
@@ -50,7 +50,7 @@ def worker(rank: int, world: int, out: str, port: str) -> None:
     warnings.simplefilter("error")
     with NeuralDbg(ddp, path=f"{out}/rank{rank}.ndbg") as dbg:
         for step in range(STEPS):
-            model[2].on = rank == 0 and step >= FAIL_STEP
+            model[2].on = rank == failing and step >= FAIL_STEP
             x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
             opt.zero_grad()
             loss = nn.functional.mse_loss(ddp(x), y)
@@ -79,4 +79,6 @@ def worker(rank: int, world: int, out: str, port: str) -> None:
 
 
 if __name__ == "__main__":
-    mp.spawn(worker, args=(2, sys.argv[1], sys.argv[2]), nprocs=2)
+    world = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    failing = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    mp.spawn(worker, args=(world, sys.argv[1], sys.argv[2], failing), nprocs=world)

@@ -39,3 +39,29 @@ def test_ddp_ranks_each_record_and_the_failing_rank_finds_the_origin(tmp_path):
     # rank 1 records its own gradients (taken before the all-reduce): it sees the failure
     # only when the averaged non-finite update reaches its weights, one step later
     assert ranks[1]["origin"][0] == 8
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch without distributed")
+@pytest.mark.parametrize("world, failing", [(2, 1), (4, 2)])
+def test_the_rank_that_failed_first_is_named(tmp_path, capsys, world, failing):
+    from causal.schema.run_file import load_run
+    from neuraldbg.cli import main as cli_main
+
+    proc = subprocess.run([sys.executable, str(CHILD), str(tmp_path), _free_port(), str(world),
+                           str(failing)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    files = [str(tmp_path / f"rank{r}.ndbg") for r in range(world)]
+    for r, f in enumerate(files):
+        assert (load_run(f).meta["rank"], load_run(f).meta["world_size"]) == (r, world)
+    assert cli_main(["diagnose", *reversed(files)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"Distributed run: {world} rank files, world size {world}. Rank "
+                          f"{failing} went non-finite first, at step 7 (born in the forward "
+                          "pass, at 'module.2')"), out
+    others = [r for r in range(world) if r != failing]
+    assert all(f"rank {r} from step 8" in out for r in others), out
+    assert f"Diagnosis on rank {failing}:" in out
+    assert cli_main(["diagnose", "--json", str(tmp_path)]) == 0  # the directory, as JSON
+    data = json.loads(capsys.readouterr().out)
+    assert data["first_rank"] == failing and len(data["ranks"]) == world
