@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union, overload
 
+from causal.confirmation import confirmation_lines, confirmations
 from causal.errors import ArgumentError
 from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
@@ -113,6 +114,8 @@ class Diagnosis(Sequence[Hypothesis]):
     evidence: Mapping[str, Mapping[str, float]] = field(default_factory=dict, repr=False)
     threshold: float = REPORT_THRESHOLD
     failing: float | None = None
+    #: interventions `neuraldbg confirm` tried on the failing step (`causal.confirmation`)
+    confirmed_by: tuple[dict[str, Any], ...] = ()
 
     @property
     def healthy(self) -> bool:
@@ -132,13 +135,15 @@ class Diagnosis(Sequence[Hypothesis]):
 
     def format(self, max_evidence: int = 6) -> str:
         """The text report: `[0.91] description`, evidence lines, fixes, the symptoms."""
-        return format_diagnosis(self.run, list(self.hypotheses), self.evidence, self.threshold,
-                                max_evidence, self.failing)
+        text = format_diagnosis(self.run, list(self.hypotheses), self.evidence,
+                                self.threshold, max_evidence, self.failing)
+        return "\n".join([text, *confirmation_lines(self.confirmed_by)])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: the hypotheses, the verdict and the symptoms' distributions."""
         return {"healthy": self.healthy, "stalled": self.stalled, "threshold": self.threshold,
                 "failing": self.failing, "recording_stopped": recording_stopped(self.run),
+                "confirmed_by": [dict(c) for c in self.confirmed_by],
                 "hypotheses": [h.to_dict() for h in self.hypotheses],
                 "evidence": {k: dict(v) for k, v in self.evidence.items()}}
 
@@ -196,7 +201,8 @@ def diagnose(run: Run | str | os.PathLike[str], registry: Registry | None = None
     causes = reg.causes()
     ranked = sorted(judged.root.items(), key=lambda kv: (-kv[1], kv[0]))
     return Diagnosis(run, tuple(causes[name].hypothesis(run, p) for name, p in ranked
-                                if p >= min_confidence), evidence, failing=judged.failing)
+                                if p >= min_confidence), evidence, failing=judged.failing,
+                     confirmed_by=confirmations(run))
 
 
 def is_healthy(hypotheses: Sequence[Hypothesis], threshold: float = REPORT_THRESHOLD,

@@ -41,6 +41,42 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_spec(spec: str, what: str) -> object:
+    """`module:attribute`, imported with the working directory on the path."""
+    import importlib
+    import sys
+
+    from neuraldbg.errors import ConfigError
+
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise ConfigError(f"--{what} {spec!r}: pass module:attribute, e.g. train:make_model")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"--{what} {spec!r}: {e}") from e
+
+
+def _confirm(args: argparse.Namespace) -> int:
+    from neuraldbg.replay import replay, write_confirmation
+    from neuraldbg.scene import scene_path
+
+    scene = scene_path(args.run)
+    if not scene.is_file():
+        raise RunFileError(f"no scene beside {args.run!r} ({scene.name}): the monitor saves one "
+                           "at a run's first non-finite step (NeuralDbg(scene_max_mb=...) > 0)")
+    found = replay(scene, _import_spec(args.model, "model"),  # type: ignore[arg-type]
+                   _import_spec(args.loss, "loss"))  # type: ignore[arg-type]
+    for f in found:
+        mark = "removes the failure" if f.removes_failure else "does not remove it"
+        tail = f" -> confirms {f.confirms}" if f.confirms else ""
+        print(f"{f.name}: {mark}; {f.detail}{tail}")
+    print(f"written to {write_confirmation(args.run, found)} (neuraldbg diagnose reports it)")
+    return 0
+
+
 def _load_plugins(modules: Sequence[str] | None) -> None:
     """Import each `--plugin` module (it registers its causes and symptoms on import), from the
     working directory too."""
@@ -274,6 +310,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("-o", "--out", default=None, metavar="PATH",
                    help="where to write it (default: the run file's path with .html)")
     p.set_defaults(func=_report)
+    p = sub.add_parser("confirm", help="re-run a run's failing step from its scene and test "
+                       "the causes by intervention")
+    p.add_argument("run", help="a run file (.ndbg) with its scene beside it (.scene.pt)")
+    p.add_argument("--model", required=True, metavar="MODULE:FACTORY",
+                   help="a function returning the model (or the model object itself)")
+    p.add_argument("--loss", required=True, metavar="MODULE:FN", help="loss_fn(output, target)")
+    p.set_defaults(func=_confirm)
     p = sub.add_parser("demo", help="train the bundled failing run under the monitor")
     p.add_argument("--path", default=None, help="where to write the run file")
     p.set_defaults(func=_demo)

@@ -476,13 +476,21 @@ class StepCapture:
         return (args[0], checked, *args[2:]), kwargs
 
     def _nonfinite_now(self, b: StepBuffer) -> bool:
-        """Whether the update about to be applied is non-finite: the gradients the optimizer
-        reads now (a GradScaler has unscaled them by then, and skips a step whose are not
-        finite without calling the optimizer). In host memory only looked at when the hunt found
-        something already (`hunt_now`); off it, one host sync a step (paid only when the user
-        asked to halt: `NeuralDbg(on_nonfinite="raise")`)."""
+        """Whether step `b` failed before its update: its loss or the gradients the optimizer
+        is about to read are non-finite. Under a GradScaler only the gradients count (it has
+        unscaled them by then, and skips a step whose are not finite without calling the
+        optimizer). In host memory only looked at when the hunt found something already
+        (`hunt_now`); off it, one host sync a step (paid only under
+        `NeuralDbg(on_nonfinite="raise")`)."""
         if self.cpu and not b.hunted:
             return False
+        scaled = self.scaler is not None or b.scale is not None
+        if not scaled:
+            if self.cpu:  # the hunt began: the loss or the gradients were non-finite
+                return True
+            losses = [t.float().reshape(()) for t in b.losses if isinstance(t, torch.Tensor)]
+            if losses and not bool(torch.isfinite(torch.stack(losses)).all()):
+                return True
         grads = [p.grad for p in self.grouper.params if p.grad is not None]
         if not grads:
             return False
