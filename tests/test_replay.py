@@ -125,3 +125,6 @@ def test_anomaly_mode_names_the_unsafe_ops_line(run_path, tmp_path: Path, capsys
     assert "-> confirms unsafe_op" in out and "written to" in out
     report = diagnose(load_run(path)).format()
     assert "confirmed by intervention: torch.autograd.detect_anomaly" in report
+    from causal.html_report import render
+
+    assert "confirmed by intervention" in render(load_run(path))

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from causal.confirmation import confirmation_lines
 from causal.diagnose import MIN_CONFIDENCE, Diagnosis, diagnose, recording_stopped
 from causal.errors import NeuralDbgError
 from causal.html_report import figures
@@ -133,6 +134,7 @@ def _verdict(run: Run, dx: Diagnosis) -> str:
     first = dx.format().splitlines()[0]
     if not first.startswith("[") and not first.startswith("Recording stopped"):
         lines.append(f"<p class=\"sub\">{_e(first)}</p>")  # "root cause unsure" and the like
+    lines += [f"<p class=\"fix\">{_e(line)}</p>" for line in confirmation_lines(dx.confirmed_by)]
     kind = "" if dx.failing is None or top.confidence >= 0.5 else "unsure"
     return f"<div class=\"verdict {kind}\">{''.join(lines)}</div>"
 
