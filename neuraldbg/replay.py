@@ -21,10 +21,12 @@ keep); `confirm` says so rather than guess. `neuraldbg confirm RUN --model modul
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
 import re
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
@@ -50,6 +52,7 @@ class Intervention:
     removes_failure: bool
     detail: str
     confirms: str | None = None
+    seconds: float = 0.0  # what the intervention took, its re-runs included
 
 
 class _Step:
@@ -80,7 +83,8 @@ class _Step:
         return None if first is None else int(first.shape[0])
 
     def run(self, rows: Sequence[int] | None = None, amp: bool = True,
-            anomaly: bool = False) -> tuple[bool, str]:
+            anomaly: bool = False, watch: TorchFunctionMode | None = None
+            ) -> tuple[bool, str]:
         """(finite, detail): the step's loss and gradients, on the rows given."""
         model = self.model
         if self.state is not None:
@@ -102,7 +106,8 @@ class _Step:
         target = take(self.target)
         enabled = amp and self.amp is not None
         with torch.autograd.set_detect_anomaly(anomaly, check_nan=True), \
-                torch.autocast("cpu", dtype=self.amp or torch.bfloat16, enabled=enabled):
+                torch.autocast("cpu", dtype=self.amp or torch.bfloat16, enabled=enabled), \
+                watch if watch is not None else contextlib.nullcontext():
             out = model(*args, **kwargs)
             loss = self.loss_fn(out, target)
         try:
@@ -140,8 +145,10 @@ class _FirstNonFinite(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
-        if self.found is None and _any_nonfinite(out) and not _any_nonfinite((args, kwargs)):
-            self.found = (getattr(func, "__name__", str(func)), _user_line())
+        name = getattr(func, "__name__", str(func))
+        if self.found is None and name not in ("__get__", "__set__") \
+                and _any_nonfinite(out) and not _any_nonfinite((args, kwargs)):
+            self.found = (name, _user_line())
         return out
 
 
@@ -171,7 +178,8 @@ def _row_sizes(step: _Step, n: int) -> list[float]:
              and t.is_floating_point()]
     if not parts:
         return []
-    rows = torch.stack([p.reshape(n, -1).abs().nan_to_num(float("inf")).amax(1).float()
+    inf = float("inf")
+    rows = torch.stack([p.reshape(n, -1).abs().nan_to_num(nan=inf, posinf=inf).amax(1).float()
                         for p in parts]).amax(0)
     return [float(v) for v in rows]
 
@@ -180,8 +188,7 @@ def _anomaly(step: _Step) -> tuple[str | None, str]:
     """The op that first turned a finite value non-finite, and the user's source line of its
     call: in the forward pass (every call watched), else in the backward pass (anomaly mode)."""
     watch = _FirstNonFinite()
-    with watch:
-        step.run()
+    step.run(watch=watch)
     if watch.found is not None:
         return watch.found
     with warnings.catch_warnings(record=True) as caught:
@@ -202,9 +209,11 @@ def replay(scene: dict[str, Any] | str | Path, model: nn.Module | Callable[[], n
     loaded: dict[str, Any] = scene if isinstance(scene, dict) else torch.load(
         scene, weights_only=True)
     step = _Step(loaded, model, loss_fn)
+    clock = _Clock()
     finite, detail = step.run()
     found = [Intervention("the step as recorded", finite,
-                          f"{'finite' if finite else 'non-finite'} again ({detail})")]
+                          f"{'finite' if finite else 'non-finite'} again ({detail})",
+                          seconds=clock.lap())]
     if finite:
         return found  # it does not fail again: nothing to test
     n = step.batch_size()
@@ -224,22 +233,34 @@ def replay(scene: dict[str, Any] | str | Path, model: nn.Module | Callable[[], n
         found.append(Intervention(
             f"drop rows {bad} of {n}", cleared,
             f"the step is {'finite' if cleared else 'still non-finite'} without them{look}",
-            "data_outlier" if cleared and extreme and len(bad) < n else None))
+            "data_outlier" if cleared and extreme and len(bad) < n else None, clock.lap()))
     if step.amp is not None:
         ok, detail = step.run(amp=False)
         found.append(Intervention("the step in float32 (autocast off)", ok,
                                   f"{'finite' if ok else 'still non-finite'} ({detail})",
-                                  "fp16_overflow" if ok else None))
+                                  "fp16_overflow" if ok else None, clock.lap()))
     op, line = _anomaly(step)
     confirmed = any(i.confirms for i in found)
     found.append(Intervention(
-        "torch.autograd.detect_anomaly", False,
+        "the op (every torch call watched, then anomaly mode)", False,
         f"the first op to turn finite values non-finite: {op or 'none named'}"
         + (f", called from {line}" if line else ""),
-        "unsafe_op" if op and line and not confirmed else None))
+        "unsafe_op" if op and line and not confirmed else None, clock.lap()))
     found.append(Intervention("lr/10 over the steps before", False,
                               "not tried: the monitor keeps no earlier steps to replay"))
     return found
+
+
+class _Clock:
+    """Seconds since the last lap."""
+
+    def __init__(self) -> None:
+        self.last = time.perf_counter()
+
+    def lap(self) -> float:
+        now = time.perf_counter()
+        took, self.last = now - self.last, now
+        return took
 
 
 def write_confirmation(run_path: str | Path, found: Sequence[Intervention]) -> Path:

@@ -454,7 +454,8 @@ class StepCapture:
                 self.scene = save_scene(
                     scene_path(self.writer.path), step=self.clock.value, model=self.model,
                     optimizer=opt, model_calls=b.model_args,
-                    targets=[t for _, _, t in (*b.targets, *b.found_targets) if t is not None],
+                    targets=b.given_targets or [t for _, _, t in (*b.targets, *b.found_targets)
+                                                if t is not None],
                     amp=b.amp, scaler=self.scaler, max_mb=self.scene_max_mb)
             except Exception as e:  # no scene is no reason to stop training
                 self.reporter.warn(f"neuraldbg could not save the failing step's scene: "
@@ -533,6 +534,7 @@ class StepCapture:
             nonfinite = not math.isfinite(value)
         if nonfinite:
             self.hunt_now(b)
+        b.given_targets += targets
         for t in targets:  # their union is the step's target (several parts: RL batches)
             if t.numel() and t.is_floating_point():
                 b.targets.append((moments(t), t.numel(), t))

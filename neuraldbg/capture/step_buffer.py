@@ -130,6 +130,8 @@ class StepBuffer:
     # the arguments of each call of the model (references), to tell a non-finite value that
     # came in with any of them (not only the measured batch) from one born inside
     model_args: list[tuple[Any, Any]] = field(default_factory=list)
+    # the targets record_loss was given, whatever their dtype (class indices too): the scene's
+    given_targets: list[torch.Tensor] = field(default_factory=list)
     replayed: bool = False  # the stash comes from running the forward passes again
     hunted: bool = False  # the forward-born origin was looked for while the weights were intact
     forward_origin: Event | None = None  # what that found
