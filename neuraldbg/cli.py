@@ -72,7 +72,8 @@ def _confirm(args: argparse.Namespace) -> int:
     for f in found:
         mark = "removes the failure" if f.removes_failure else "does not remove it"
         tail = f" -> confirms {f.confirms}" if f.confirms else ""
-        print(f"{f.name}: {mark}; {f.detail}{tail}")
+        print(f"{f.name}: {f.detail}{tail}" if f.detail.startswith("not tried")
+              else f"{f.name}: {mark}; {f.detail}{tail}")
     print(f"written to {write_confirmation(args.run, found)} (neuraldbg diagnose reports it)")
     return 0
 
