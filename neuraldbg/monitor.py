@@ -33,6 +33,7 @@ from neuraldbg.capture import copy_safety
 from neuraldbg.capture.step_clock import StepClock
 from neuraldbg.capture.tensor_stats import iter_tensors
 from neuraldbg.capture.watched_units import dtype_name, find_units, user_root
+from neuraldbg.checkpoint import StepLog
 from neuraldbg.detect.transitions import Thresholds
 from neuraldbg.errors import (
     ConfigError,
@@ -116,6 +117,8 @@ class NeuralDbg:
     "warn" (that log line), "record" (no line) or "raise" (also `NonFiniteError` from the
     optimizer's step, before the non-finite update is applied). scene_max_mb: the size limit
     of the failing step's scene saved beside the run file (`neuraldbg.scene`; 0: none).
+    checkpoint_every: keep the weights every N steps and the batches since, so that the scene
+    can replay the steps before a failure (`neuraldbg.checkpoint`; 0, the default: off).
     """
 
     def __init__(
@@ -132,6 +135,7 @@ class NeuralDbg:
         on_event: Callable[[Event], object] | None = None,
         on_nonfinite: str = "warn",
         scene_max_mb: float = 512.0,
+        checkpoint_every: int = 0,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise ConfigError(
@@ -169,6 +173,10 @@ class NeuralDbg:
                 or not math.isfinite(scene_max_mb) or scene_max_mb < 0:
             raise ConfigError(f"scene_max_mb must be a number >= 0 (0: save no scene), got "
                               f"{scene_max_mb!r}")
+        if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int) \
+                or checkpoint_every < 0:
+            raise ConfigError(f"checkpoint_every must be an int >= 0 (0: no checkpoint), got "
+                              f"{checkpoint_every!r}")
         if on_event is not None and not callable(on_event):
             raise ConfigError(f"on_event must be a callable taking an Event, got "
                               f"{type(on_event).__name__}")
@@ -189,6 +197,7 @@ class NeuralDbg:
         self.on_event = on_event
         self.on_nonfinite = on_nonfinite
         self.scene_max_mb = float(scene_max_mb)
+        self.checkpoint_every = checkpoint_every
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise ConfigError(f"path must be a str or os.PathLike (the run file to write), got "
                               f"{type(path).__name__}: e.g. path='runs/run.ndbg'")
@@ -231,6 +240,8 @@ class NeuralDbg:
             if self.on_nonfinite == "raise":
                 capture.halt = self._halt
             capture.scene_max_mb = self.scene_max_mb
+            if self.checkpoint_every:
+                capture.steplog = StepLog(self.checkpoint_every)
             self._handles = self._capture.attach(self.model)
             self._handles.append(
                 register_optimizer_step_pre_hook(self._capture.on_optimizer_pre_step))

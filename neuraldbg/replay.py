@@ -240,15 +240,72 @@ def replay(scene: dict[str, Any] | str | Path, model: nn.Module | Callable[[], n
                                   f"{'finite' if ok else 'still non-finite'} ({detail})",
                                   "fp16_overflow" if ok else None, clock.lap()))
     op, line = _anomaly(step)
+    op_seconds = clock.lap()
     confirmed = any(i.confirms for i in found)
+    lr = _lr_tenth(loaded, model, loss_fn, step.amp, confirmed)
+    # the op is the cause only when nothing else removes the failure: ops overflow on the
+    # values a corrupt batch, half precision or a too high lr hands them
     found.append(Intervention(
         "the op (every torch call watched, then anomaly mode)", False,
         f"the first op to turn finite values non-finite: {op or 'none named'}"
         + (f", called from {line}" if line else ""),
-        "unsafe_op" if op and line and not confirmed else None, clock.lap()))
-    found.append(Intervention("lr/10 over the steps before", False,
-                              "not tried: the monitor keeps no earlier steps to replay"))
+        "unsafe_op" if op and line and not confirmed and not lr.removes_failure else None,
+        op_seconds))
+    found.append(lr)
     return found
+
+
+def _lr_tenth(scene: dict[str, Any], model: nn.Module | Callable[[], nn.Module],
+              loss_fn: LossFn, amp: torch.dtype | None, other: bool) -> Intervention:
+    """The steps from the last checkpoint to the failing one, at the lr and at a tenth of it:
+    a failure the lr reproduces and a tenth removes confirms `lr_too_high`."""
+    name = "lr/10 over the steps before"
+    ck = scene.get("checkpoint")
+    if not ck or not ck.get("steps"):
+        return Intervention(name, False, "not tried: no checkpoint in the scene (keep one with "
+                            "NeuralDbg(checkpoint_every=N))")
+    module, _, cls_name = str(ck.get("optimizer_class", "")).rpartition(".")
+    cls = getattr(torch.optim, cls_name, None) if module.startswith("torch.optim") else None
+    if cls is None:
+        return Intervention(name, False, f"not tried: cannot rebuild the optimizer "
+                            f"{ck.get('optimizer_class')!r} (torch.optim's only)")
+    clock = _Clock()
+    base = model() if callable(model) and not isinstance(model, nn.Module) else model
+
+    def run(scale: float) -> int | None:
+        """The first step whose loss or gradients are non-finite (None: all finite)."""
+        net = copy.deepcopy(base)
+        net.load_state_dict(ck["model_state"])
+        opt = cls(net.parameters())
+        opt.load_state_dict(ck["optimizer_state"])
+        for group in opt.param_groups:
+            group["lr"] *= scale
+        torch.set_rng_state(ck["rng"])
+        for entry in ck["steps"]:
+            call = entry["inputs"][0]
+            target = entry["targets"][0] if entry["targets"] else None
+            opt.zero_grad(set_to_none=True)
+            with torch.autocast("cpu", dtype=amp or torch.bfloat16, enabled=amp is not None):
+                loss = loss_fn(net(*call["args"], **call["kwargs"]), target)
+            loss.backward()
+            if not math.isfinite(float(loss.detach().float())) or not all(
+                    bool(torch.isfinite(p.grad).all()) for p in net.parameters()
+                    if p.grad is not None):
+                return int(entry["step"])
+            opt.step()
+        return None
+
+    at_lr, at_tenth = run(1.0), run(0.1)
+    span = f"steps {ck['steps'][0]['step']}-{ck['steps'][-1]['step']} from the checkpoint"
+    if at_lr is None:
+        return Intervention(name, False, f"not conclusive: {span} stay finite at the lr too",
+                            seconds=clock.lap())
+    cleared = at_tenth is None
+    return Intervention(
+        name, cleared, f"{span}: non-finite at step {at_lr} at the lr, "
+        + ("finite at a tenth of it" if cleared else f"still non-finite at a tenth (step "
+                                                      f"{at_tenth})"),
+        "lr_too_high" if cleared and not other else None, clock.lap())
 
 
 class _Clock:

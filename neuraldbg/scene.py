@@ -20,7 +20,7 @@ import torch
 
 #: The parts kept first when the scene does not fit in `max_mb`.
 PRIORITY = ("inputs", "targets", "learning_rates", "rng", "scaler", "model_state",
-            "optimizer_state")
+            "optimizer_state", "checkpoint")
 
 
 def scene_path(run_path: str | Path) -> Path:
@@ -29,15 +29,15 @@ def scene_path(run_path: str | Path) -> Path:
     return p.with_name(p.stem + ".scene.pt")
 
 
-def _copied(obj: Any) -> Any:
+def copied(obj: Any) -> Any:
     """Tensors detached and cloned to the CPU, containers rebuilt, other values as they are
     when torch.load's safe loader takes them (else their repr)."""
     if isinstance(obj, torch.Tensor):
         return obj.detach().to("cpu", copy=True)
     if isinstance(obj, dict):
-        return {str(k) if not isinstance(k, int) else k: _copied(v) for k, v in obj.items()}
+        return {str(k) if not isinstance(k, int) else k: copied(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_copied(v) for v in obj]
+        return [copied(v) for v in obj]
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     return repr(obj)
@@ -56,20 +56,22 @@ def _nbytes(obj: Any) -> int:
 def save_scene(path: str | Path, *, step: int, model: torch.nn.Module,
                optimizer: torch.optim.Optimizer | None, model_calls: Iterable[tuple[Any, Any]],
                targets: Iterable[torch.Tensor], amp: str, scaler: Any,
-               max_mb: float) -> Path:
-    """Write the scene of `step` to `path` (before the update); the path."""
+               max_mb: float, checkpoint: dict[str, Any] | None = None) -> Path:
+    """Write the scene of `step` to `path` (before the update); the path. `checkpoint`: the
+    steps before it (`neuraldbg.checkpoint.StepLog.export`), when kept."""
     parts: dict[str, Any] = {
-        "inputs": [{"args": _copied(args), "kwargs": _copied(kwargs)}
+        "inputs": [{"args": copied(args), "kwargs": copied(kwargs)}
                    for args, kwargs in model_calls],
-        "targets": [_copied(t) for t in targets],
+        "targets": [copied(t) for t in targets],
         "learning_rates": [float(g["lr"]) for g in optimizer.param_groups]
         if optimizer is not None else [],
         "rng": {"cpu": torch.get_rng_state(),
                 "cuda": list(torch.cuda.get_rng_state_all())
                 if torch.cuda.is_available() and torch.cuda.is_initialized() else []},
-        "scaler": _copied(scaler.state_dict()) if scaler is not None else None,
-        "model_state": _copied(model.state_dict()),
-        "optimizer_state": _copied(optimizer.state_dict()) if optimizer is not None else None,
+        "scaler": copied(scaler.state_dict()) if scaler is not None else None,
+        "model_state": copied(model.state_dict()),
+        "optimizer_state": copied(optimizer.state_dict()) if optimizer is not None else None,
+        "checkpoint": checkpoint,  # `neuraldbg.checkpoint`: the steps before, to replay
     }
     budget = max_mb * 2**20
     scene: dict[str, Any] = {"step": step, "autocast_dtype": amp, "left_out": []}

@@ -61,6 +61,7 @@ from neuraldbg.capture.tensor_stats import (
     moments,
 )
 from neuraldbg.capture.watched_units import Unit, dtype_name, is_compiled, user_root
+from neuraldbg.checkpoint import StepLog
 from neuraldbg.detect.analyzer import Analyzer
 from neuraldbg.detect.transitions import Thresholds
 from neuraldbg.graph.tracker import DagTracker
@@ -153,6 +154,7 @@ class StepCapture:
         # and where it went
         self.scene_max_mb = 0.0
         self.scene: Path | None = None
+        self.steplog: StepLog | None = None  # NeuralDbg(checkpoint_every=N)
         # the targets the loss takes, while the loop passes none (`capture/target_watch.py`)
         self.target_watch = TargetWatch(self._target_found) if self.watch_inner else None
         # the autocast dtype a model's forward enters by itself (not in force when it is
@@ -433,7 +435,8 @@ class StepCapture:
             self.in_optimizer_step = True
             # args are the step's own: the optimizer first, then the closure if any
             closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
-            if closure is not None and (self.halt is not None or self.scene_max_mb):
+            if closure is not None and (self.halt is not None or self.scene_max_mb
+                                        or self.steplog is not None):
                 replaced = self._checked_closure(opt, closure, args, kwargs)
             elif closure is None:
                 self._before_update(opt)
@@ -446,6 +449,9 @@ class StepCapture:
         """The update is about to be applied: on the run's first non-finite step, save the
         scene (`neuraldbg.scene`) and halt when asked (raises)."""
         b = self.buf
+        if self.steplog is not None and b.open:
+            self.steplog.before_update(self.clock.value, self.model, opt, b.model_args,
+                                       self._scene_targets(b))
         look = self.halt is not None or (self.scene_max_mb and self.cpu and not self.scene)
         if not (look and b.open and self._nonfinite_now(b)):
             return
@@ -453,16 +459,21 @@ class StepCapture:
             try:
                 self.scene = save_scene(
                     scene_path(self.writer.path), step=self.clock.value, model=self.model,
-                    optimizer=opt, model_calls=b.model_args,
-                    targets=b.given_targets or [t for _, _, t in (*b.targets, *b.found_targets)
-                                                if t is not None],
-                    amp=b.amp, scaler=self.scaler, max_mb=self.scene_max_mb)
+                    optimizer=opt, model_calls=b.model_args, targets=self._scene_targets(b),
+                    amp=b.amp, scaler=self.scaler, max_mb=self.scene_max_mb,
+                    checkpoint=self.steplog.export() if self.steplog is not None else None)
             except Exception as e:  # no scene is no reason to stop training
                 self.reporter.warn(f"neuraldbg could not save the failing step's scene: "
                                    f"{type(e).__name__}: {e}")
         if self.halt is not None:
             self.in_optimizer_step = False
             self.halt()  # raises: the update is not applied
+
+    @staticmethod
+    def _scene_targets(b: StepBuffer) -> list[torch.Tensor]:
+        """The step's targets as record_loss was given them, else those the monitor found."""
+        return b.given_targets or [t for _, _, t in (*b.targets, *b.found_targets)
+                                   if t is not None]
 
     def _checked_closure(self, opt: torch.optim.Optimizer, closure: Callable[[], Any],
                          args: Any, kwargs: Any) -> tuple[Any, Any]:
@@ -478,7 +489,8 @@ class StepCapture:
 
     def _nonfinite_now(self, b: StepBuffer) -> bool:
         """Whether step `b` failed before its update: its loss or the gradients the optimizer
-        is about to read are non-finite. Under a GradScaler only the gradients count (it has
+        is about to read hold a non-finite value (looked at in the values: a gradient norm can
+        overflow where no value does). Under a GradScaler only the gradients count (it has
         unscaled them by then, and skips a step whose are not finite without calling the
         optimizer). In host memory only looked at when the hunt found something already
         (`hunt_now`); off it, one host sync a step (paid only under
@@ -486,8 +498,8 @@ class StepCapture:
         if self.cpu and not b.hunted:
             return False
         scaled = self.scaler is not None or b.scale is not None
-        if not scaled:
-            if self.cpu:  # the hunt began: the loss or the gradients were non-finite
+        if not scaled:  # the values themselves (a gradient norm may overflow where they do not)
+            if not all(math.isfinite(v) for v in b.float_losses):
                 return True
             losses = [t.float().reshape(()) for t in b.losses if isinstance(t, torch.Tensor)]
             if losses and not bool(torch.isfinite(torch.stack(losses)).all()):

@@ -128,3 +128,40 @@ def test_anomaly_mode_names_the_unsafe_ops_line(run_path, tmp_path: Path, capsys
     from causal.html_report import render
 
     assert "confirmed by intervention" in render(load_run(path))
+
+
+def test_a_tenth_of_the_lr_confirms_a_too_high_lr(run_path) -> None:
+    def task(step):
+        x, _ = _batch(step)
+        return x, x[:, :1] * 3.0 - x[:, 1:2]  # a learnable target
+
+    path = run_path()
+    model = make_model()
+    opt = torch.optim.SGD(model.parameters(), lr=1.5)
+    with NeuralDbg(model, path=path, checkpoint_every=5) as dbg:
+        for step in range(60):
+            x, y = task(step)
+            opt.zero_grad()
+            loss = mse(model(x), y)
+            loss.backward()
+            dbg.record_loss(loss, target=y)
+            opt.step()
+    scene = torch.load(scene_path(path), weights_only=True)
+    assert scene["checkpoint"]["steps"][-1]["step"] == scene["step"]
+    found = replay(scene_path(path), make_model, mse)
+    lr = found[-1]
+    assert lr.name == "lr/10 over the steps before" and lr.removes_failure, lr
+    assert lr.confirms == "lr_too_high" and "finite at a tenth of it" in lr.detail
+
+
+def test_without_a_checkpoint_the_lr_is_not_tried(run_path) -> None:
+    def outlier(step):
+        x, y = _batch(step)
+        if step == 4:
+            x[2] = float("inf")
+        return x, y
+
+    path = run_path()
+    _train(path, make_model(), mse, outlier)
+    lr = replay(scene_path(path), make_model, mse)[-1]
+    assert lr.detail.startswith("not tried: no checkpoint") and lr.confirms is None
