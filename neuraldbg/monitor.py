@@ -279,9 +279,10 @@ class NeuralDbg:
         except Exception as e:  # the writer absorbs storage faults; anything else is a bug
             self._reporter.internal_error("closing the run file", e)
 
-    def _halt(self) -> None:
+    def _halt(self, reason: str | None = None) -> None:
         """Stop before the update of a non-finite step: analyse the step now (its origin event
-        is written), diagnose the run so far, raise `NonFiniteError` out of `optimizer.step()`."""
+        is written), diagnose the run so far, raise `NonFiniteError` out of `optimizer.step()`
+        (or out of the next forward pass, for a GradScaler whose skips never recover)."""
         from causal.diagnose import diagnose
 
         assert self._capture is not None and self._writer is not None
@@ -295,10 +296,11 @@ class NeuralDbg:
         top = diagnosis.top
         why = f"; most likely {top.cause} ({top.confidence:.2f})" if top is not None else ""
         self._capture.halt = None  # once
-        raise NonFiniteError(
-            f"step {step} turned non-finite{where}{why}. The update was not applied: the "
-            f"weights and the optimizer's state are those before it. Run file {self.path}; "
-            f"why: neuraldbg diagnose {self.path}", step, origin, diagnosis)
+        what = (f"{reason}{where}{why}. Stopped before the next step" if reason else
+                f"step {step} turned non-finite{where}{why}. The update was not applied: the "
+                "weights and the optimizer's state are those before it")
+        raise NonFiniteError(f"{what}. Run file {self.path}; why: neuraldbg diagnose "
+                             f"{self.path}", step, origin, diagnosis)
 
     def _remove_hooks(self) -> None:
         for h in self._handles:

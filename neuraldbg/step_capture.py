@@ -85,6 +85,8 @@ NO_FORWARD = (
     "model(x), or attach the monitor to the module the loop calls, NeuralDbg(model.net).")
 
 NO_LOSS_STEPS = 10
+#: Under on_nonfinite="raise", a GradScaler that skips this many steps in a row halts the run.
+SCALER_SKIP_LIMIT = 25
 NO_LOSS = (
     f"neuraldbg: no loss was recorded in the first {NO_LOSS_STEPS} steps, so the loss's spikes, "
     "divergence and stalls go unseen: call dbg.record_loss(loss) once per step (a tensor, no "
@@ -149,7 +151,10 @@ class StepCapture:
         self.user_loss = False
         self.in_optimizer_step = False  # between the bound optimizer's pre- and post-step hooks
         # called (it raises) before the update of a step whose loss or gradients are non-finite
-        self.halt: Callable[[], None] | None = None
+        self.halt: Callable[..., None] | None = None
+        # under a GradScaler: the steps it skipped in a row; a halt due at the next forward
+        self.scaler_skips = 0
+        self.halt_pending: str | None = None
         # the first failing step's scene (`neuraldbg.scene`): its size limit (0: none saved),
         # and where it went
         self.scene_max_mb = 0.0
@@ -341,6 +346,9 @@ class StepCapture:
     def on_forward_start(self, module: nn.Module, args: Any, kwargs: Any) -> None:
         if self.replaying:
             return
+        if self.halt_pending is not None and self.halt is not None:
+            reason, self.halt_pending = self.halt_pending, None
+            self.halt(reason)  # raises, before this forward pass begins
         self._end_target_watch()
         if not self.active or not torch.is_grad_enabled():
             self.in_forward = False  # evaluation passes under no_grad are not recorded
@@ -667,6 +675,7 @@ class StepCapture:
         try:
             if self.active:
                 self._close(step, b)
+                self._count_scaler_skip(b)
         except Exception as e:
             self.reporter.internal_error(f"closing step {step}", e)
         finally:
@@ -678,6 +687,16 @@ class StepCapture:
                     self._copy_weights()
                 else:
                     self.weights_ready = False
+
+    def _count_scaler_skip(self, b: StepBuffer) -> None:
+        """A GradScaler skipping an inf step is normal; skipping `SCALER_SKIP_LIMIT` in a row
+        never recovers: under `on_nonfinite="raise"`, halt at the next forward pass."""
+        if self.scaler is None or not b.backward_seen:
+            return
+        self.scaler_skips = 0 if b.optimizer_stepped else self.scaler_skips + 1
+        if self.halt is not None and self.scaler_skips == SCALER_SKIP_LIMIT:
+            self.halt_pending = (f"the GradScaler skipped the last {SCALER_SKIP_LIMIT} steps in "
+                                 "a row (their gradients were not finite at any scale)")
 
     def _close(self, step: int, b: StepBuffer) -> None:
         if not b.targets and b.found_targets:

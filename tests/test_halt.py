@@ -136,3 +136,27 @@ def test_a_scene_keeps_what_fits(run_path) -> None:
     scene = torch.load(scene_path(path), weights_only=True)
     assert "inputs" in scene and "model_state" not in scene
     assert any(part.startswith("model_state") for part in scene["left_out"])
+
+
+def test_a_scaler_whose_skips_never_recover_halts(run_path) -> None:
+    from neuraldbg.step_capture import SCALER_SKIP_LIMIT
+
+    model = _model()
+    with torch.no_grad():
+        model[0].weight.fill_(float("inf"))  # every step's gradients are non-finite
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cpu")
+    path = run_path()
+    steps = 0
+    with pytest.raises(NonFiniteError, match=f"skipped the last {SCALER_SKIP_LIMIT} steps"), \
+            NeuralDbg(model, path=path, scaler=scaler, on_nonfinite="raise") as dbg:
+        for step in range(60):
+            opt.zero_grad()
+            loss = model(_batch(step, bad_at=-1)).pow(2).mean()
+            scaler.scale(loss).backward()
+            dbg.record_loss(loss)
+            scaler.step(opt)
+            scaler.update()
+            steps += 1
+    assert SCALER_SKIP_LIMIT <= steps < SCALER_SKIP_LIMIT + 3
+    assert load_run(path).meta["status"] == "failed"
