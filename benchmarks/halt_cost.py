@@ -2,10 +2,12 @@
 
     .venv/bin/python benchmarks/halt_cost.py [--steps 60] [--rounds 3] [--threads 1]
 
-Prints three tables on the four overhead models (`overhead.py`'s): the median quiet-step time
-under on_nonfinite "record", "warn" and "raise" (rounds interleaved, a fresh model each), as
-ratios to "record"; the scene of a failing step (`neuraldbg.scene.save_scene`: its size and
-write time); and `neuraldbg.replay` on a failing step (seconds per intervention).
+Prints three tables on the four overhead models (`overhead.py`'s): the median and the mean
+quiet-step time under on_nonfinite "record", "warn" and "raise", and "warn" with
+`checkpoint_every=10` (rounds interleaved, a fresh model each), as ratios to "record" (the mean
+shows the checkpoint's copy every tenth step, which the median hides); the scene of a failing
+step (`neuraldbg.scene.save_scene`: its size and write time); and `neuraldbg.replay` on a
+failing step (seconds per intervention).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from neuraldbg import NeuralDbg
 from neuraldbg.replay import replay
 from neuraldbg.scene import save_scene, scene_path
 
-MODES = ("record", "warn", "raise")
+MODES = ("record", "warn", "raise", "checkpoint")  # checkpoint: "warn" + checkpoint_every=10
 
 
 def step_times(spec, mode: str, steps: int, folder: Path, tag: str) -> list[float]:
@@ -38,7 +40,9 @@ def step_times(spec, mode: str, steps: int, folder: Path, tag: str) -> list[floa
     g = torch.Generator().manual_seed(0)
     batches = [spec.make_batch(g) for _ in range(8)]
     times = []
-    with NeuralDbg(model, path=folder / f"{tag}.ndbg", on_nonfinite=mode) as dbg:
+    kwargs = {"on_nonfinite": "warn", "checkpoint_every": 10} if mode == "checkpoint" \
+        else {"on_nonfinite": mode}
+    with NeuralDbg(model, path=folder / f"{tag}.ndbg", **kwargs) as dbg:
         for step in range(steps):
             x, y = batches[step % len(batches)]
             start = time.perf_counter()
@@ -61,17 +65,18 @@ def main() -> None:
     pin_malloc()
     print(f"torch threads: {torch.get_num_threads()}")
     folder = Path(tempfile.mkdtemp())
-    print("\nquiet steps: median step time, ratio to 'record'")
-    print(f"{'model':<12}" + "".join(f"{m:>10}" for m in MODES) + "    record ms")
+    print("\nquiet steps: median (and mean) step time, ratio to 'record'")
+    print(f"{'model':<12}" + "".join(f"{m:>16}" for m in MODES) + "    record ms")
     for name, spec in SPECS.items():
-        med: dict[str, list[float]] = {m: [] for m in MODES}
+        times: dict[str, list[float]] = {m: [] for m in MODES}
         for r in range(args.rounds):
             for mode in (MODES if r % 2 == 0 else MODES[::-1]):
-                med[mode].append(statistics.median(
-                    step_times(spec, mode, args.steps, folder, f"{name}-{mode}-{r}")))
-        base = statistics.median(med["record"])
-        print(f"{name:<12}" + "".join(f"{statistics.median(med[m]) / base:>10.3f}"
-                                      for m in MODES) + f"{base * 1e3:>13.2f}")
+                times[mode] += step_times(spec, mode, args.steps, folder, f"{name}-{mode}-{r}")
+        med = {m: statistics.median(t) for m, t in times.items()}
+        mean = {m: statistics.fmean(t) for m, t in times.items()}
+        print(f"{name:<12}" + "".join(
+            f"{med[m] / med['record']:>9.3f} ({mean[m] / mean['record']:.2f})" for m in MODES)
+            + f"{med['record'] * 1e3:>13.2f}")
     print("\nscene of a failing step (model, optimizer state, batch, RNG)")
     print(f"{'model':<12}{'MB':>8}{'write s':>10}")
     for name, spec in SPECS.items():
