@@ -151,6 +151,15 @@ class NeuralDbg:
                 "pass with a dummy batch before NeuralDbg(model) (and before creating the "
                 "optimizer), as torch.nn.LazyModuleMixin asks"
             )
+        sharded = [n for n, p in user_root(model).named_parameters()
+                   if hasattr(p, "device_mesh") and hasattr(p, "to_local")]
+        if sharded:
+            raise ConfigError(
+                f"the model's parameters are sharded DTensors ({sharded[0]!r}: FSDP2's "
+                "fully_shard or tensor parallelism), which the monitor cannot read yet: monitor "
+                "a DistributedDataParallel model (one monitor per rank), or train this one "
+                "without the monitor"
+            )
         for name, v in (("threshold_vanishing", threshold_vanishing),
                         ("threshold_exploding", threshold_exploding)):
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \

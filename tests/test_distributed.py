@@ -65,3 +65,33 @@ def test_the_rank_that_failed_first_is_named(tmp_path, capsys, world, failing):
     assert cli_main(["diagnose", "--json", str(tmp_path)]) == 0  # the directory, as JSON
     data = json.loads(capsys.readouterr().out)
     assert data["first_rank"] == failing and len(data["ranks"]) == world
+
+
+_FSDP2 = """
+import os, sys, torch, torch.distributed as dist
+from torch import nn
+from torch.distributed.fsdp import fully_shard
+from neuraldbg import NeuralDbg
+from neuraldbg.errors import ConfigError
+os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", sys.argv[1]
+dist.init_process_group("gloo", rank=0, world_size=1)
+model = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))
+fully_shard(model)
+try:
+    NeuralDbg(model, path=sys.argv[2])
+except ConfigError as e:
+    print("REFUSED", e)
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch without distributed")
+def test_fsdp2_sharded_parameters_are_refused_with_the_way_out(tmp_path):
+    """FSDP's first API needs an accelerator (not on CPU/gloo); FSDP2's fully_shard runs on
+    CPU/gloo, but its DTensor parameters are not read yet: a clear refusal at construction."""
+    proc = subprocess.run([sys.executable, "-c", _FSDP2, _free_port(),
+                           str(tmp_path / "r.ndbg")], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "REFUSED" in proc.stdout and "DistributedDataParallel" in proc.stdout
+    assert not (tmp_path / "r.ndbg").exists()
