@@ -23,9 +23,10 @@ class LiveAlerts:
     """Called with each batch of events the analyzer writes."""
 
     def __init__(self, path: str, reporter: Reporter,
-                 on_event: Callable[[Event], object] | None = None, log: bool = True) -> None:
+                 on_event: Callable[[Event], object] | None = None,
+                 logged: bool = True) -> None:
         self.path = path
-        self.log = log
+        self.logged = logged
         self.reporter = reporter
         self.on_event = on_event
         self.said: set[str] = set()
@@ -47,7 +48,7 @@ class LiveAlerts:
             self._call_user(events)
 
     def _alert(self, what: str) -> None:
-        if not self.log:
+        if not self.logged:
             return
         log.warning("neuraldbg: %s. Run file %s; why: neuraldbg diagnose %s", what, self.path,
                     self.path)

@@ -245,7 +245,7 @@ class NeuralDbg:
             self._reporter.stop = capture.stop
             capture.analyzer.on_events = LiveAlerts(str(self.path), self._reporter,
                                                     on_event=self.on_event,
-                                                    log=self.on_nonfinite != "record")
+                                                    logged=self.on_nonfinite != "record")
             if self.on_nonfinite == "raise":
                 capture.halt = self._halt
             capture.scene_max_mb = self.scene_max_mb

@@ -55,6 +55,15 @@ class Intervention:
     seconds: float = 0.0  # what the intervention took, its re-runs included
 
 
+def _model_of(model: nn.Module | Callable[[], nn.Module]) -> nn.Module:
+    """The model given, or a new one from the factory given."""
+    base = model() if callable(model) and not isinstance(model, nn.Module) else model
+    if not isinstance(base, nn.Module):
+        raise NeuralDbgError(f"replay needs a model or a factory returning one, got "
+                             f"{type(base).__name__}")
+    return base
+
+
 class _Step:
     """The failing step, re-runnable on a fresh copy of the pre-update weights."""
 
@@ -63,11 +72,7 @@ class _Step:
         if not scene.get("inputs"):
             raise NeuralDbgError("the scene holds no inputs (left out: "
                                  f"{scene.get('left_out')}): nothing to replay")
-        base = model() if callable(model) and not isinstance(model, nn.Module) else model
-        if not isinstance(base, nn.Module):
-            raise NeuralDbgError(f"replay needs a model or a factory returning one, got "
-                                 f"{type(base).__name__}")
-        self.model = copy.deepcopy(base)  # never the user's live model
+        self.model = copy.deepcopy(_model_of(model))  # never the user's live model
         self.state = scene.get("model_state")
         self.loss_fn = loss_fn
         call = scene["inputs"][0]
@@ -270,7 +275,7 @@ def _lr_tenth(scene: dict[str, Any], model: nn.Module | Callable[[], nn.Module],
         return Intervention(name, False, f"not tried: cannot rebuild the optimizer "
                             f"{ck.get('optimizer_class')!r} (torch.optim's only)")
     clock = _Clock()
-    base = model() if callable(model) and not isinstance(model, nn.Module) else model
+    base = _model_of(model)
 
     def run(scale: float) -> int | None:
         """The first step whose loss or gradients are non-finite (None: all finite)."""

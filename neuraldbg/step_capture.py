@@ -294,7 +294,9 @@ class StepCapture:
             self.reporter.warn(NO_FORWARD)
         elif b.open and not b.backward_seen:
             b.backward_seen = True
-            b.weights_at_backward = weights_version(self.grouper.params)
+            # the weights' version as this pass saw them (recorded with the forward when kept)
+            b.weights_at_backward = b.calls[-1].weights if b.calls else weights_version(
+                self.grouper.params)
             scale = scale_tensor(self.scaler)  # the scale this backward pass used
             if scale is not None:
                 b.scale = scale.detach().reshape(-1)[0].clone()
@@ -439,7 +441,8 @@ class StepCapture:
         after it, still before the update."""
         self._end_target_watch()
         replaced = None
-        if self.active and self.optimizer.bind(opt):
+        ours = self.active and self.optimizer.bind(opt)
+        if ours:
             self.in_optimizer_step = True
             # args are the step's own: the optimizer first, then the closure if any
             closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
@@ -448,8 +451,7 @@ class StepCapture:
                 replaced = self._checked_closure(opt, closure, args, kwargs)
             elif closure is None:
                 self._before_update(opt)
-        if self.active and self.optimizer.bind(opt) and self.scaler_check.left \
-                and self.buf.open and self.buf.norm_k:
+        if ours and self.scaler_check.left and self.buf.open and self.buf.norm_k:
             self.scaler_check.check(self.grads, self.buf)
         return replaced
 

@@ -84,7 +84,7 @@ def loss_curve(run: Run, failing_step: int | None) -> str | None:
             ax.plot(xs, ys, color="#1f77b4", linewidth=1.0, label="loss")
             if min(ys) > 0 and max(ys) / min(ys) > 100:
                 ax.set_yscale("log")
-        firsts = _first_events(run)[:12]
+        firsts = first_events(run)[:12]
         for ev in firsts:
             ax.axvline(ev.step, color="#999999", linewidth=0.6, alpha=0.6)
         if firsts:
@@ -101,7 +101,7 @@ def loss_curve(run: Run, failing_step: int | None) -> str | None:
         return _svg(fig)
 
 
-def _first_events(run: Run) -> list[Event]:
+def first_events(run: Run) -> list[Event]:
     """Each signal's first event, in step order."""
     seen: set[str] = set()
     out = []

@@ -62,7 +62,7 @@ def render(run: Run, diagnosis: Diagnosis | None = None) -> str:
     dx = diagnosis if diagnosis is not None else diagnose(run, min_confidence=0.0)
     top = dx.top
     origin = top.layer if top is not None else None
-    first = figures._first_events(run)
+    first = figures.first_events(run)
     at = top.step if top is not None and top.step is not None else (
         first[0].step if first else None)
     window = run.window_at(at) if at is not None else (run.windows[-1] if run.windows else None)

@@ -61,6 +61,7 @@ class RunWriter:
         self.flush_seconds = flush_seconds
         self.fault: str | None = None
         self.on_fault = on_fault
+        self._reported = False  # the first fault is reported, never a later one
         p = Path(self.path)
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -174,6 +175,9 @@ class RunWriter:
             self._db.rollback()
         message = (f"neuraldbg cannot write the run file {self.path!r} ({self.fault}); it stops "
                    "recording, training goes on, and the file keeps what was written before")
+        if self._reported:
+            return
+        self._reported = True
         if self.on_fault is not None:
             self.on_fault(message)
         else:
@@ -194,12 +198,7 @@ class RunWriter:
         if self.fault is not None:
             final_meta["storage_error"] = self.fault
             self.fault = None  # one last try: the status is what a reader needs most
-            self.on_fault = self._quiet
         if final_meta:
             self.set_meta(**final_meta)
         with contextlib.suppress(sqlite3.Error):
             self._db.close()
-
-    @staticmethod
-    def _quiet(message: str) -> None:
-        """The fault was reported already."""

@@ -9,7 +9,6 @@ so files are loaded by path.
 from __future__ import annotations
 
 import importlib.util
-import logging
 import math
 import os
 from dataclasses import dataclass
@@ -118,11 +117,9 @@ def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = No
     steps = int(spec.get("steps") or len(batches))
     amp, scaler = spec.get("amp_dtype"), spec.get("scaler")
     losses: list[float] = []
-    dbg = NeuralDbg(model, path=monitor_path, scaler=scaler,  # no scene: nothing re-runs it
+    # a suite's runs fail on purpose: no live alert, and no scene (nothing re-runs them)
+    dbg = NeuralDbg(model, path=monitor_path, scaler=scaler, on_nonfinite="record",
                     scene_max_mb=0) if monitor_path else None
-    alerts = logging.getLogger("neuraldbg")
-    level = alerts.level
-    alerts.setLevel(logging.ERROR)  # a suite's failing runs fail on purpose: no live alerts
     if dbg is not None:
         dbg.start()
     try:
@@ -153,5 +150,4 @@ def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = No
     finally:
         if dbg is not None:
             dbg.close()
-        alerts.setLevel(level)
     return losses, (dbg.run if dbg is not None else None)
