@@ -43,19 +43,24 @@ def test_a_quiet_run_logs_nothing(run_path, caplog) -> None:
     assert not [r for r in caplog.records if r.name == "neuraldbg"]
 
 
+def _inf_at_25(model: nn.Module, dbg: NeuralDbg) -> None:
+    """40 steps of SGD, an inf input batch at step 25."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for step in range(40):
+        x = torch.randn(16, 16) * (float("inf") if step == 25 else 1.0)
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        dbg.record_loss(loss)
+        opt.step()
+
+
 def test_on_event_sees_every_event_and_one_that_raises_is_dropped(run_path) -> None:
     seen = []
     path = run_path()
     model = _model()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
     with NeuralDbg(model, path=path, on_event=seen.append) as dbg:
-        for step in range(40):
-            x = torch.randn(16, 16) * (float("inf") if step == 25 else 1.0)
-            opt.zero_grad()
-            loss = model(x).pow(2).mean()
-            loss.backward()
-            dbg.record_loss(loss)
-            opt.step()
+        _inf_at_25(model, dbg)
     assert seen == list(load_run(path).events)
     assert any(ev.kind == EventKind.NONFINITE_ORIGIN for ev in seen)
 
@@ -63,16 +68,9 @@ def test_on_event_sees_every_event_and_one_that_raises_is_dropped(run_path) -> N
         raise ValueError("the user's callback")
 
     model = _model()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
     with pytest.warns(NeuralDbgWarning, match=r"on_event=\.\.\.\) raised ValueError"), \
             NeuralDbg(model, path=run_path(), on_event=boom) as dbg:
-        for step in range(40):
-            x = torch.randn(16, 16) * (float("inf") if step == 25 else 1.0)
-            opt.zero_grad()
-            loss = model(x).pow(2).mean()
-            loss.backward()
-            dbg.record_loss(loss)
-            opt.step()
+        _inf_at_25(model, dbg)
     assert len(load_run(dbg.path).series) == 40  # the recording went on
 
 
