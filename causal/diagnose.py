@@ -10,6 +10,7 @@ confidence, and handed back as a `Diagnosis`. A run is called healthy when no ca
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union, overload
@@ -37,14 +38,16 @@ SHOWN_AFTER_FIRST = 0.2
 #: A failing run whose first cause takes at least this share of P(failing) has one root cause:
 #: the report says so rather than "root cause unsure" when the failure itself is not certain.
 CLEAR_SHARE = 0.75
-_BUILTINS_LOADED: set[int] = set()
+#: The registries that have the built-ins (weak: a registry's id is reused once it is freed,
+#: and a fresh registry with an old one's id must still get them).
+_BUILTINS_LOADED: weakref.WeakSet[Registry] = weakref.WeakSet()
 
 
 def builtin_registry(registry: Registry = REGISTRY) -> Registry:
     """`registry` with the built-in symptoms and causes registered (once; users' registrations
     are kept, and a user's cause or symptom of the same name wins). The default registry also
     gets the causes and symptoms installed packages declare as entry points."""
-    if id(registry) in _BUILTINS_LOADED:
+    if registry in _BUILTINS_LOADED:
         return registry
     from causal.causes import BUILTIN_CAUSES
     from causal.symptoms import BUILTIN_SYMPTOMS
@@ -58,7 +61,7 @@ def builtin_registry(registry: Registry = REGISTRY) -> Registry:
     for cause in BUILTIN_CAUSES:
         if cause.name not in registry.causes():
             registry.register_cause(cause)
-    _BUILTINS_LOADED.add(id(registry))
+    _BUILTINS_LOADED.add(registry)
     return registry
 
 

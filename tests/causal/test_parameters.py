@@ -91,3 +91,11 @@ def test_the_shipped_parameters_fit_the_builtin_registry():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert effective(reg).source == f"fitted: {SHIPPED_PATH}"
+
+
+def test_every_fresh_registry_gets_the_builtins():
+    """A freed registry's id is reused by the next one: each must still get the built-ins."""
+    for _ in range(50):
+        reg = builtin_registry(Registry())
+        assert "saturation" in reg.causes() and "outcome" in reg.symptoms()
+        del reg
