@@ -100,7 +100,7 @@ def run_verdict(run: Run, registry: Registry | None = None, parameters: Paramete
     eff = effective(reg, parameters)
     if evidence is None:
         evidence = collect_evidence(run, reg)
-    return verdict(get_network(eff.registry), evidence, eff.calibrate)
+    return verdict(get_network(eff.registry), evidence, eff.calibrate, eff.share_temperature)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ instead of 21 (above 0.95: 2 instead of 8), Brier 0.016 instead of 0.023, ECE 0.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -35,12 +36,22 @@ class Verdict:
     root: Mapping[str, float]
 
 
+def tempered(shares: Mapping[str, float], temperature: float) -> dict[str, float]:
+    """`shares` to the power 1 / `temperature`, renormalised (1: unchanged; larger: flatter)."""
+    if temperature == 1.0:
+        return dict(shares)
+    weights = {c: max(s, 1e-300) ** (1.0 / temperature) for c, s in shares.items()}
+    z = math.fsum(weights.values())
+    return {c: w / z for c, w in weights.items()}
+
+
 def verdict(network: CausalNetwork, evidence: Mapping[str, Mapping[str, float]],
-                    calibrate: Callable[[Mapping[str, float]], dict[str, float]] = dict) -> Verdict:
+            calibrate: Callable[[Mapping[str, float]], dict[str, float]] = dict,
+            share_temperature: float = 1.0) -> Verdict:
     """The `Verdict` of `evidence` under `network`, the marginals mapped by `calibrate`
-    (default: none)."""
+    (default: none), the root shares tempered by `share_temperature` (`tempered`)."""
     present = calibrate(network.posteriors(evidence))
-    shares = network.root_shares(evidence)
+    shares = tempered(network.root_shares(evidence), share_temperature)
     failing = max(present.values(), default=0.0)
     root = {c: failing * shares[c] for c in present}
     return Verdict(failing, MappingProxyType(present), MappingProxyType(root))

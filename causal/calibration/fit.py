@@ -86,7 +86,8 @@ __all__ = [
     "CALIBRATION_PRIOR_SD", "DEFAULT_ESS", "ESS_CANDIDATES", "FORMAT", "HEALTHY", "SCHEMA_VERSION",
     "SHIPPED_PATH", "Calibration", "FitError", "FittedParameters", "Observation",
     "fit_calibration", "fit_parameters", "fit_tables", "fit_tables_pgmpy", "load_observations",
-    "log_loss", "observations_path", "save_observations", "select_ess", "split_families",
+    "log_loss", "observations_path", "save_observations", "select_ess",
+    "select_share_temperature", "split_families",
     "top_cause",
 ]
 
@@ -496,12 +497,53 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
     families = base.training_families
     tops: list[float] = []
     right: list[bool] = []
-    if len(families) >= 2:
-        for mine, fold in cross_fitted(observations, registry, ess):
-            t, r = _labelled(mine, fold)
-            tops += t
-            right += r
-    else:
-        tops, right = _labelled(observations, base.apply(registry))
+    judged: list[tuple[Observation, dict[str, float], dict[str, float]]] = []
+    folds = (cross_fitted(observations, registry, ess) if len(families) >= 2
+             else [(list(observations), base.apply(registry))])
+    for mine, fold in folds:
+        t, r = _labelled(mine, fold)
+        tops += t
+        right += r
+        judged += _judged(mine, fold)
     cal = fit_calibration(tops, right, calibration)
-    return dataclasses.replace(base, calibration=cal)
+    temperature = select_share_temperature(judged, cal)
+    return dataclasses.replace(base, calibration=dataclasses.replace(
+        cal, share_temperature=temperature))
+
+
+#: The root-share temperatures `select_share_temperature` chooses among.
+SHARE_TEMPERATURES = (1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
+
+
+def _judged(observations: Sequence[Observation], registry: Registry
+            ) -> list[tuple[Observation, dict[str, float], dict[str, float]]]:
+    """Per observation: its uncalibrated marginals and its root shares under `registry`."""
+    from causal.network import get_network
+
+    net = get_network(registry)
+    return [(ob, net.posteriors(ob.evidence), net.root_shares(ob.evidence))
+            for ob in observations]
+
+
+def select_share_temperature(judged: Sequence[tuple[Observation, Mapping[str, float],
+                                                    Mapping[str, float]]],
+                             cal: Calibration,
+                             candidates: Sequence[float] = SHARE_TEMPERATURES) -> float:
+    """The root-share temperature with the lowest log-loss of the true label over `judged`
+    (observation, marginals, shares; cross-fitted by family in `fit_parameters`), the
+    marginals through `cal`: a run's root confidence is P(failing) x its tempered share, a
+    healthy run's is 1 - P(failing). Ties go to the smaller temperature."""
+    from causal.verdict import tempered
+
+    if not judged:
+        return 1.0
+    scores: dict[float, float] = {}
+    for t in candidates:
+        total = 0.0
+        for ob, present, shares in judged:
+            failing = max((cal(p) for p in present.values()), default=0.0)
+            q = (1.0 - failing) if ob.cause == HEALTHY else (
+                failing * tempered(shares, t).get(ob.cause, 0.0))
+            total -= math.log(min(max(q, EPS), 1.0))
+        scores[float(t)] = total / len(judged)
+    return min(scores, key=lambda t: (round(scores[t], 9), t))

@@ -41,7 +41,13 @@ SHIPPED_PATH = Path(__file__).resolve().parent / "fitted.json"
 
 @dataclasses.dataclass(frozen=True)
 class Calibration:
-    """`p' = sigmoid(a * logit(p) + b)` on every cause's posterior; identity by default."""
+    """`p' = sigmoid(a * logit(p) + b)` on every cause's posterior; identity by default.
+
+    `share_temperature` tempers the root shares (`causal.verdict`): each cause's share is taken
+    to the power 1 / T and renormalised. The network multiplies the likelihood ratios of
+    symptoms that are not independent (a too high lr raises the update ratios, the loss and the
+    gradients together), so its shares are sharper than the evidence; T > 1 undoes part of that.
+    Fitted by `neuraldbg fit` on the leave-one-family-out log-loss of the true label."""
 
     method: str = "identity"
     a: float = 1.0
@@ -49,6 +55,7 @@ class Calibration:
     runs: int = 0
     log_loss_before: float | None = None
     log_loss_after: float | None = None
+    share_temperature: float = 1.0
 
     def __call__(self, p: float) -> float:
         if self.a == 1.0 and self.b == 0.0:
@@ -57,15 +64,20 @@ class Calibration:
 
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "a": self.a, "b": self.b, "runs": self.runs,
-                "log_loss_before": self.log_loss_before, "log_loss_after": self.log_loss_after}
+                "log_loss_before": self.log_loss_before, "log_loss_after": self.log_loss_after,
+                "share_temperature": self.share_temperature}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
         def opt(key: str) -> float | None:
             return None if data.get(key) is None else float(data[key])
 
+        temperature = float(data.get("share_temperature", 1.0))
+        if not (math.isfinite(temperature) and temperature > 0):
+            raise ValueError(f"share_temperature must be a positive number, not {temperature}")
         return cls(str(data["method"]), float(data["a"]), float(data["b"]),
-                   int(data.get("runs", 0)), opt("log_loss_before"), opt("log_loss_after"))
+                   int(data.get("runs", 0)), opt("log_loss_before"), opt("log_loss_after"),
+                   temperature)
 
 
 def _logit(p: float) -> float:
@@ -272,6 +284,7 @@ class Effective:
     registry: Registry
     calibrate: Callable[[Mapping[str, float]], dict[str, float]]
     source: str
+    share_temperature: float = 1.0
 
 
 def _identity(posteriors: Mapping[str, float]) -> dict[str, float]:
@@ -336,7 +349,8 @@ def _applied(registry: Registry, fitted: FittedParameters | str, where: str, str
                        + "; ".join(problems) + "; re-run `neuraldbg fit`")
     if problems:  # a custom registry without the built-ins quietly keeps its own tables
         return _handset(registry, "; ".join(problems), warn=stale)
-    return Effective(fitted.apply(registry, strict=False), fitted.calibrate, f"fitted: {where}")
+    return Effective(fitted.apply(registry, strict=False), fitted.calibrate, f"fitted: {where}",
+                     fitted.calibration.share_temperature)
 
 
 def _handset(registry: Registry, why: str, warn: bool) -> Effective:

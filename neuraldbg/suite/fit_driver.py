@@ -246,7 +246,8 @@ def _score_variants(fitted_networks: Iterable[tuple[Observation, CausalNetwork]]
     for ob, net in fitted_networks:
         rows["hand-set"].append(_row(ob, verdict(hand, ob.evidence)))
         rows["fitted"].append(_row(ob, verdict(net, ob.evidence)))
-        rows["fitted + calibrated"].append(_row(ob, verdict(net, ob.evidence, fitted.calibrate)))
+        rows["fitted + calibrated"].append(_row(ob, verdict(
+            net, ob.evidence, fitted.calibrate, fitted.calibration.share_temperature)))
     return {v: score(r) for v, r in rows.items()}
 
 

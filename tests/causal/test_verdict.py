@@ -117,3 +117,39 @@ def test_one_cause_of_a_failure_not_quite_certain_is_named_as_the_root():
     text = format_diagnosis(run, hyps, failing=0.51)
     assert text.splitlines()[0] == ("Failing (0.51, not certain); if it is, the root cause is lr "
                                     "(94% of it):")
+
+
+# ---------------------------------------------------------------- tempered shares
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(1e-6, 1.0), min_size=2, max_size=6),
+       st.floats(1.0, 4.0), st.floats(1.0, 4.0))
+def test_tempered_shares_keep_their_order_and_flatten_as_the_temperature_rises(raw, t1, t2):
+    from causal.verdict import tempered
+
+    z = math.fsum(raw)
+    shares = {f"c{i}": v / z for i, v in enumerate(raw)}
+    assert tempered(shares, 1.0) == shares
+    low, high = sorted((t1, t2))
+    a, b = tempered(shares, low), tempered(shares, high)
+    for out in (a, b):
+        assert math.fsum(out.values()) == pytest.approx(1.0)
+        for x in shares:
+            for y in shares:
+                if shares[x] > shares[y] * (1 + 1e-9):
+                    assert out[x] >= out[y]
+    top = max(shares, key=shares.__getitem__)
+    assert b[top] <= a[top] + 1e-12 and a[top] <= shares[top] + 1e-12
+
+
+def test_a_share_temperature_lowers_the_top_root_confidence_but_not_p_failing():
+    reg = _registry()
+    net = get_network(reg)
+    evidence = {"blowup": {"no": 0.0, "yes": 1.0}, "dead": {"no": 0.0, "yes": 1.0},
+                "spike": {"no": 1.0, "yes": 0.0}}
+    sharp, flat = verdict(net, evidence), verdict(net, evidence, share_temperature=2.0)
+    assert flat.failing == sharp.failing and flat.present == sharp.present
+    top = max(sharp.root, key=sharp.root.__getitem__)
+    assert flat.root[top] < sharp.root[top]
+    assert math.fsum(flat.root.values()) == pytest.approx(flat.failing)

@@ -462,3 +462,37 @@ def test_select_ess_prefers_the_value_that_predicts_a_left_out_family(reg):
     assert set(scores) == {1.0, 1e6} and best == 1.0 and scores[1.0] < scores[1e6]
     with pytest.raises(FitError, match="two training families"):
         select_ess([o for o in obs if o.family == "lr_a"], reg)
+
+
+# ---------------------------------------------------------------- the root-share temperature
+
+
+def _judged(cause: str, shares: dict[str, float]) -> tuple[Observation, dict, dict]:
+    ob_ = Observation("f", "f", 0, cause, {})
+    return ob_, {c: 0.99 for c in shares}, shares
+
+
+def test_the_share_temperature_flattens_shares_that_are_sharp_and_often_wrong():
+    from causal.calibration.fit import select_share_temperature
+
+    sharp = {"lr_too_high": 0.999, "dead_relu": 0.001}
+    # sharp and right every time: no tempering
+    right = [_judged("lr_too_high", sharp) for _ in range(10)]
+    assert select_share_temperature(right, Calibration()) == 1.0
+    # as sharp, wrong one time in four: the log-loss wants flatter shares
+    mixed = right[:6] + [_judged("dead_relu", sharp) for _ in range(2)]
+    assert select_share_temperature(mixed, Calibration()) > 1.0
+    assert select_share_temperature([], Calibration()) == 1.0
+
+
+def test_fit_parameters_records_the_share_temperature_and_old_records_read_as_one(reg):
+    fp = fit_parameters(update_ratio_table(reg), reg, ess=10.0)
+    t = fp.calibration.share_temperature
+    assert t >= 1.0
+    data = json.loads(fp.to_json())
+    assert data["calibration"]["share_temperature"] == t
+    del data["calibration"]["share_temperature"]  # a record written before the temperature
+    assert FittedParameters.from_dict(data).calibration.share_temperature == 1.0
+    data["calibration"]["share_temperature"] = -1
+    with pytest.raises(FitError, match="share_temperature"):
+        FittedParameters.from_dict(data)
