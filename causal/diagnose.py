@@ -119,6 +119,8 @@ class Diagnosis(Sequence[Hypothesis]):
     failing: float | None = None
     #: interventions `neuraldbg confirm` tried on the failing step (`causal.confirmation`)
     confirmed_by: tuple[dict[str, Any], ...] = ()
+    #: the confidence that the run fails for a cause outside the catalogue (`causal.verdict`)
+    unexplained: float = 0.0
 
     @property
     def healthy(self) -> bool:
@@ -133,19 +135,21 @@ class Diagnosis(Sequence[Hypothesis]):
 
     @property
     def top(self) -> Hypothesis | None:
-        """The first-ranked hypothesis when it reaches the threshold, else None (healthy)."""
-        return None if self.healthy else self.hypotheses[0]
+        """The first-ranked hypothesis of a failing run, else None (healthy, or failing for no
+        catalogued cause that reaches `min_confidence`)."""
+        return None if self.healthy or not self.hypotheses else self.hypotheses[0]
 
     def format(self, max_evidence: int = 6) -> str:
         """The text report: `[0.91] description`, evidence lines, fixes, the symptoms."""
         text = format_diagnosis(self.run, list(self.hypotheses), self.evidence,
-                                self.threshold, max_evidence, self.failing)
+                                self.threshold, max_evidence, self.failing, self.unexplained)
         return "\n".join([text, *confirmation_lines(self.confirmed_by)])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: the hypotheses, the verdict and the symptoms' distributions."""
         return {"healthy": self.healthy, "stalled": self.stalled, "threshold": self.threshold,
-                "failing": self.failing, "recording_stopped": recording_stopped(self.run),
+                "failing": self.failing, "unexplained": self.unexplained,
+                "recording_stopped": recording_stopped(self.run),
                 "confirmed_by": [dict(c) for c in self.confirmed_by],
                 "hypotheses": [h.to_dict() for h in self.hypotheses],
                 "evidence": {k: dict(v) for k, v in self.evidence.items()}}
@@ -205,7 +209,7 @@ def diagnose(run: Run | str | os.PathLike[str], registry: Registry | None = None
     ranked = sorted(judged.root.items(), key=lambda kv: (-kv[1], kv[0]))
     return Diagnosis(run, tuple(causes[name].hypothesis(run, p) for name, p in ranked
                                 if p >= min_confidence), evidence, failing=judged.failing,
-                     confirmed_by=confirmations(run))
+                     confirmed_by=confirmations(run), unexplained=judged.unexplained)
 
 
 def is_healthy(hypotheses: Sequence[Hypothesis], threshold: float = REPORT_THRESHOLD,
@@ -222,10 +226,11 @@ def is_healthy(hypotheses: Sequence[Hypothesis], threshold: float = REPORT_THRES
 def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
                      evidence: Mapping[str, Mapping[str, float]] | None = None,
                      threshold: float = REPORT_THRESHOLD, max_evidence: int = 6,
-                     failing: float | None = None) -> str:
+                     failing: float | None = None, unexplained: float = 0.0) -> str:
     """The report people read: `[0.91] description`, evidence lines, fix lines. `failing`: the
-    confidence that some cause is present (None: judged from the hypotheses); when no single
-    cause takes most of it, a first line says so."""
+    confidence that the run is failing (None: judged from the hypotheses); when no single
+    cause takes most of it, a first line says so. `unexplained`: the part of `failing` no
+    catalogued cause explains."""
     lines: list[str] = []
     if (stopped := recording_stopped(run)) is not None:
         lines.append(stopped)
@@ -269,10 +274,21 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             lines.append(_symptoms_line(evidence))
             lines += _unseen_lines(run)
         return "\n".join(lines)
-    if failing is not None and hypotheses and hypotheses[0].confidence < threshold:
-        top = hypotheses[0]
+    if failing is not None and (not hypotheses or hypotheses[0].confidence < threshold):
         close = [h.cause for h in hypotheses if h.confidence >= SHOWN_AFTER_FIRST]
-        if top.confidence >= CLEAR_SHARE * failing:  # one cause, a failure not quite certain
+        stall = loss_stall(run)
+        if unexplained >= CLEAR_SHARE * failing or not hypotheses:
+            how = (f"the loss ended at {stall[1] / stall[0]:.0%} of where it started"
+                   if stall is not None else "it failed")
+            lines.append(
+                f"Failing ({failing:.2f}), cause not in the catalogue: {how}, and no known "
+                f"cause predicts the rest of the evidence (unexplained {unexplained:.2f})"
+                + ("; the closest: " + ", ".join(f"{h.cause} {h.confidence:.2f}"
+                                                 for h in hypotheses[:3]) + "."
+                   if hypotheses else "."))
+        elif hypotheses[0].confidence >= CLEAR_SHARE * failing:
+            # one cause, a failure not quite certain
+            top = hypotheses[0]
             lines.append(f"Failing ({failing:.2f}, not certain); if it is, the root cause is "
                          f"{top.cause} ({top.confidence / failing:.0%} of it):")
         else:

@@ -201,18 +201,10 @@ class CausalNetwork:
                     for c in self.causes}
         return {c: float(result[c].get_value(**{c: "present"})) for c in self.causes}
 
-    def root_shares(self, evidence: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-        """P(c is the one cause | evidence, exactly one cause is present), for every cause.
-
-        The marginals of `posteriors` answer "is c present?", and two causes can both be
-        present at 0.98 when the evidence fits their joint presence (a too high lr and the
-        ReLUs it killed). A run has one root cause, so the question the report answers is
-        which single cause explains the evidence: each cause's prior odds times the evidence's
-        likelihood with only that cause present over its likelihood with none, normalised
-        over the causes. Exact and cheap: one column per symptom and cause."""
+    def root_log_odds(self, evidence: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+        """Per cause: log of its prior odds times the evidence's likelihood with only that
+        cause present over its likelihood with none (`root_shares` normalises these)."""
         checked = self._checked(evidence)
-        if not self.causes:
-            return {}
 
         def log_fit(column: Mapping[str, float], dist: Mapping[str, float]) -> float:
             return math.log(max(math.fsum(column[s] * p for s, p in dist.items()), 1e-300))
@@ -222,6 +214,25 @@ class CausalNetwork:
             none = log_fit(self._none[sym], dist)
             for cause, alone in self._alone[sym].items():  # causes not raising it: it cancels
                 logs[cause] += log_fit(alone, dist) - none
+        return logs
+
+    def none_column(self, symptom: str) -> dict[str, float] | None:
+        """The symptom's distribution with no cause present (None: no cause points to it)."""
+        col = self._none.get(symptom)
+        return None if col is None else dict(col)
+
+    def root_shares(self, evidence: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+        """P(c is the one cause | evidence, exactly one cause is present), for every cause.
+
+        The marginals of `posteriors` answer "is c present?", and two causes can both be
+        present at 0.98 when the evidence fits their joint presence (a too high lr and the
+        ReLUs it killed). A run has one root cause, so the question the report answers is
+        which single cause explains the evidence: each cause's prior odds times the evidence's
+        likelihood with only that cause present over its likelihood with none, normalised
+        over the causes. Exact and cheap: one column per symptom and cause."""
+        logs = self.root_log_odds(evidence)
+        if not logs:
+            return {}
         top = max(logs.values())
         weights = {c: math.exp(v - top) for c, v in logs.items()}
         z = math.fsum(weights.values())

@@ -497,7 +497,8 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
     families = base.training_families
     tops: list[float] = []
     right: list[bool] = []
-    judged: list[tuple[Observation, dict[str, float], dict[str, float]]] = []
+    judged: list[tuple[Observation, dict[str, float], dict[str, float],
+                       dict[str, float] | None]] = []
     folds = (cross_fitted(observations, registry, ess) if len(families) >= 2
              else [(list(observations), base.apply(registry))])
     for mine, fold in folds:
@@ -516,34 +517,39 @@ SHARE_TEMPERATURES = (1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 
 
 def _judged(observations: Sequence[Observation], registry: Registry
-            ) -> list[tuple[Observation, dict[str, float], dict[str, float]]]:
-    """Per observation: its uncalibrated marginals and its root shares under `registry`."""
+            ) -> list[tuple[Observation, dict[str, float], dict[str, float],
+                            dict[str, float] | None]]:
+    """Per observation: its uncalibrated marginals, its causes' single-fault log-odds and the
+    outcome's distribution with no cause, under `registry`."""
     from causal.network import get_network
+    from causal.verdict import OUTCOME
 
     net = get_network(registry)
-    return [(ob, net.posteriors(ob.evidence), net.root_shares(ob.evidence))
-            for ob in observations]
+    return [(ob, net.posteriors(ob.evidence), net.root_log_odds(ob.evidence),
+             net.none_column(OUTCOME)) for ob in observations]
 
 
 def select_share_temperature(judged: Sequence[tuple[Observation, Mapping[str, float],
-                                                    Mapping[str, float]]],
+                                                    Mapping[str, float],
+                                                    Mapping[str, float] | None]],
                              cal: Calibration,
                              candidates: Sequence[float] = SHARE_TEMPERATURES) -> float:
     """The root-share temperature with the lowest log-loss of the true label over `judged`
-    (observation, marginals, shares; cross-fitted by family in `fit_parameters`), the
-    marginals through `cal`: a run's root confidence is P(failing) x its tempered share, a
-    healthy run's is 1 - P(failing). Ties go to the smaller temperature."""
-    from causal.verdict import tempered
+    (observation, marginals, single-fault log-odds, the outcome with no cause; cross-fitted by
+    family in `fit_parameters`), the marginals through `cal`, each run judged as `diagnose`
+    does (`causal.verdict.judge`): a run's root confidence is P(failing) x its tempered share,
+    a healthy run's is 1 - P(failing). Ties go to the smaller temperature."""
+    from causal.verdict import judge
 
     if not judged:
         return 1.0
     scores: dict[float, float] = {}
     for t in candidates:
         total = 0.0
-        for ob, present, shares in judged:
-            failing = max((cal(p) for p in present.values()), default=0.0)
-            q = (1.0 - failing) if ob.cause == HEALTHY else (
-                failing * tempered(shares, t).get(ob.cause, 0.0))
+        for ob, present, log_odds, outcome_none in judged:
+            v = judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence,
+                      outcome_none, t)
+            q = (1.0 - v.failing) if ob.cause == HEALTHY else v.root.get(ob.cause, 0.0)
             total -= math.log(min(max(q, EPS), 1.0))
         scores[float(t)] = total / len(judged)
     return min(scores, key=lambda t: (round(scores[t], 9), t))

@@ -120,10 +120,11 @@ def _verdict(run: Run, dx: Diagnosis) -> str:
     top = dx.top
     if top is None:
         weaker = ", ".join(f"{h.cause} {h.confidence:.2f}" for h in dx.hypotheses[:3])
-        state = "Stalled, cause unclear" if dx.stalled else "Healthy"
+        state = ("Failing, cause not in the catalogue" if not dx.healthy
+                 else "Stalled, cause unclear" if dx.stalled else "Healthy")
         lines.append(f"<div class=\"big\">{_e(state)}</div><p>{_e(dx.format().splitlines()[0])}"
                      f"</p><p class=\"sub\">weaker candidates: {_e(weaker or 'none')}</p>")
-        kind = "unsure" if dx.stalled else "healthy"
+        kind = "unsure" if dx.stalled or not dx.healthy else "healthy"
         return f"<div class=\"verdict {kind}\">{''.join(lines)}</div>"
     where = f" in <code>{_e(top.layer)}</code>" if top.layer else ""
     when = f" from step {top.step}" if top.step is not None else ""

@@ -959,3 +959,16 @@ def test_a_model_read_only_through_id_lookups_has_no_input_layer():
     run = Run({}, g, base.events, base.series, base.settings, ())
     assert input_layer(run) is None
     assert DataOutlier().localize(run).layer == INPUT
+
+
+def test_a_failing_verdict_with_no_catalogued_cause_says_so():
+    from causal.diagnose import format_diagnosis
+    from causal.schema.run import LayerGraph, Run, Series
+
+    n = 100
+    run = Run({"model_class": "Net"}, LayerGraph("fx", (), ()), (),
+              Series(tuple(range(n)), {"loss": (2.0,) * n}), (), ())
+    text = format_diagnosis(run, [], failing=1.0, unexplained=0.97)
+    assert text.startswith("Failing (1.00), cause not in the catalogue: the loss ended at 100% "
+                           "of where it started, and no known cause predicts the rest of the "
+                           "evidence (unexplained 0.97).")
