@@ -19,8 +19,8 @@ causes for the share, explaining the outcome alone (every other symptom as with 
 stall whose other symptoms no cause predicts is then reported as failing with its root cause
 unsure, not as healthy, and not as the least bad cause at 0.8 (a stalled layer with a normal
 share of zero units blamed on dead ReLUs). Measured leave-one-family-out on the 948 fitted runs
-(`neuraldbg fit`, the fitted share temperature 1.25): failing runs called healthy 16 -> 8, top-1
-0.911 -> 0.914, log-loss of the true label 0.344 -> 0.318, no false alarm either way.
+(`neuraldbg fit`, the fitted share temperature 1.25): failing runs called healthy 16 -> 9, top-1
+0.911 -> 0.912, log-loss of the true label 0.344 -> 0.337, no false alarm either way.
 
 Measured leave-one-family-out on the 948 fitted runs (`neuraldbg fit`), against ranking
 by the calibrated marginals: top-1 0.91 both, wrong top-1 answers above 0.9 confidence 9
