@@ -94,5 +94,9 @@ def format_ranks(ranks: Ranks) -> str:
     clean = [r for r in ranks.runs if r not in {f.rank for f in ranks.failures}]
     if clean:
         lines.append("  no non-finite value on rank " + ", ".join(map(str, clean)))
+    if any(run.meta.get("sharded_params") for run in ranks.runs.values()):
+        lines.append("  the parameters are sharded (FSDP2 / tensor parallel): each rank's "
+                     "weight and gradient statistics are of its own shard, and a value "
+                     "reduce-scattered from another rank shows in the backward pass")
     lines.append(f"Diagnosis on rank {first.rank}:")
     return "\n".join(lines)

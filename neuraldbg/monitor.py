@@ -30,6 +30,7 @@ from causal.schema.run import Event, Run
 from causal.schema.run_file import RunWriter
 from neuraldbg.alerts import LiveAlerts
 from neuraldbg.capture import copy_safety
+from neuraldbg.capture.sharded import is_sharded
 from neuraldbg.capture.step_clock import StepClock
 from neuraldbg.capture.tensor_stats import iter_tensors
 from neuraldbg.capture.watched_units import dtype_name, find_units, user_root
@@ -151,15 +152,8 @@ class NeuralDbg:
                 "pass with a dummy batch before NeuralDbg(model) (and before creating the "
                 "optimizer), as torch.nn.LazyModuleMixin asks"
             )
-        sharded = [n for n, p in user_root(model).named_parameters()
-                   if hasattr(p, "device_mesh") and hasattr(p, "to_local")]
-        if sharded:
-            raise ConfigError(
-                f"the model's parameters are sharded DTensors ({sharded[0]!r}: FSDP2's "
-                "fully_shard or tensor parallelism), which the monitor cannot read yet: monitor "
-                "a DistributedDataParallel model (one monitor per rank), or train this one "
-                "without the monitor"
-            )
+        # FSDP2 / tensor parallel: statistics of this rank's shards (`capture.sharded`)
+        self._sharded = sum(1 for p in user_root(model).parameters() if is_sharded(p))
         for name, v in (("threshold_vanishing", threshold_vanishing),
                         ("threshold_exploding", threshold_exploding)):
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
@@ -335,6 +329,7 @@ class NeuralDbg:
             "thresholds": dataclasses.asdict(self.thresholds),
             "scaler": type(self.scaler).__name__ if self.scaler is not None else None,
             **_distributed(),
+            **({"sharded_params": self._sharded} if self._sharded else {}),
         }
 
     # ------------------------------------------------------------------ the training loop API

@@ -72,6 +72,12 @@ class _Step:
         if not scene.get("inputs"):
             raise NeuralDbgError("the scene holds no inputs (left out: "
                                  f"{scene.get('left_out')}): nothing to replay")
+        if scene.get("sharded"):
+            raise NeuralDbgError(
+                "the scene holds this rank's shards of a sharded model (FSDP2's fully_shard or "
+                "tensor parallelism), not whole weights, so the step cannot be re-run in one "
+                "process: replay it on an unsharded copy loaded from a full checkpoint "
+                "(torch.distributed.checkpoint), with this scene's inputs and targets")
         self.model = copy.deepcopy(_model_of(model))  # never the user's live model
         self.state = scene.get("model_state")
         self.loss_fn = loss_fn

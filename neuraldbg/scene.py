@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from neuraldbg.capture.sharded import is_sharded, local
+
 #: The parts kept first when the scene does not fit in `max_mb`.
 PRIORITY = ("inputs", "targets", "learning_rates", "rng", "scaler", "model_state",
             "optimizer_state", "checkpoint")
@@ -31,9 +33,10 @@ def scene_path(run_path: str | Path) -> Path:
 
 def copied(obj: Any) -> Any:
     """Tensors detached and cloned to the CPU, containers rebuilt, other values as they are
-    when torch.load's safe loader takes them (else their repr)."""
+    when torch.load's safe loader takes them (else their repr). A sharded DTensor (FSDP2,
+    tensor parallelism) is copied as this rank's shard: no collective (`capture.sharded`)."""
     if isinstance(obj, torch.Tensor):
-        return obj.detach().to("cpu", copy=True)
+        return local(obj).detach().to("cpu", copy=True)
     if isinstance(obj, dict):
         return {str(k) if not isinstance(k, int) else k: copied(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -74,7 +77,9 @@ def save_scene(path: str | Path, *, step: int, model: torch.nn.Module,
         "checkpoint": checkpoint,  # `neuraldbg.checkpoint`: the steps before, to replay
     }
     budget = max_mb * 2**20
-    scene: dict[str, Any] = {"step": step, "autocast_dtype": amp, "left_out": []}
+    scene: dict[str, Any] = {"step": step, "autocast_dtype": amp, "left_out": [],
+                             # the weights are this rank's shards (FSDP2 / tensor parallel)
+                             "sharded": any(is_sharded(t) for t in model.state_dict().values())}
     for name in PRIORITY:
         size = _nbytes(parts[name])
         if size <= budget:

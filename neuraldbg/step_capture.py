@@ -38,6 +38,7 @@ from neuraldbg.capture.model_io import (
 from neuraldbg.capture.optimizer_binding import OptimizerBinding
 from neuraldbg.capture.recurrent_gates import gate_row, is_fused_recurrent
 from neuraldbg.capture.scaler_watch import MissingScalerCheck, scale_tensor
+from neuraldbg.capture.sharded import local
 from neuraldbg.capture.state_preservation import preserved, runs_collectives
 from neuraldbg.capture.step_buffer import (
     STASH_MAX_ELEMS,
@@ -514,7 +515,7 @@ class StepCapture:
             losses = [t.float().reshape(()) for t in b.losses if isinstance(t, torch.Tensor)]
             if losses and not bool(torch.isfinite(torch.stack(losses)).all()):
                 return True
-        grads = [p.grad for p in self.grouper.params if p.grad is not None]
+        grads = [local(p.grad) for p in self.grouper.params if p.grad is not None]
         if not grads:
             return False
         return not bool(torch.stack([torch.isfinite(g).all() for g in grads]).all())

@@ -1,7 +1,10 @@
 """Child process for the DistributedDataParallel test: two CPU ranks (gloo), each under its own
 NeuralDbg, with a forward-born inf on rank 0 only at step FAIL_STEP.
 
-Usage: python tests/_ddp_child.py OUT_DIR PORT [WORLD_SIZE [FAILING_RANK]]
+Usage: python tests/_ddp_child.py OUT_DIR PORT [WORLD_SIZE [FAILING_RANK [ddp|fsdp2]]]
+
+With fsdp2 the model is sharded with FSDP2's `fully_shard` (each Linear, then the whole model)
+instead of wrapped in DistributedDataParallel.
 
 Each rank writes OUT_DIR/rank{r}.ndbg and OUT_DIR/rank{r}.json (what the test checks). Any
 warning is an error, so a monitor that stopped recording fails the test.
@@ -35,7 +38,8 @@ class Blowup(nn.Module):
         return (x * 1e30) ** 2 if self.on else x
 
 
-def worker(rank: int, world: int, out: str, port: str, failing: int = 0) -> None:
+def worker(rank: int, world: int, out: str, port: str, failing: int = 0,
+           wrap: str = "ddp") -> None:
     from neuraldbg import NeuralDbg
 
     torch.set_num_threads(1)
@@ -44,10 +48,23 @@ def worker(rank: int, world: int, out: str, port: str, failing: int = 0) -> None
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), Blowup(), nn.Linear(16, 16),
                           nn.BatchNorm1d(16), nn.Tanh(), nn.Linear(16, 1))
-    ddp = nn.parallel.DistributedDataParallel(model)
+    if wrap == "fsdp2":
+        from torch.distributed.fsdp import fully_shard
+
+        for m in model:
+            if isinstance(m, nn.Linear):
+                fully_shard(m)
+        ddp = fully_shard(model)
+    else:
+        ddp = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
     g = torch.Generator().manual_seed(rank)
     warnings.simplefilter("error")
+
+    def hooks(net: nn.Module) -> int:  # FSDP2 has hooks of its own: count ours by difference
+        return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in net.modules())
+
+    before = hooks(ddp)
     with NeuralDbg(ddp, path=f"{out}/rank{rank}.ndbg") as dbg:
         for step in range(STEPS):
             model[2].on = rank == failing and step >= FAIL_STEP
@@ -59,11 +76,11 @@ def worker(rank: int, world: int, out: str, port: str, failing: int = 0) -> None
             opt.step()
     run = dbg.run
     origin = run.first_nonfinite
-    hooks = sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in ddp.modules())
     with open(f"{out}/rank{rank}.json", "w") as f:
         json.dump({"steps": len(run.series), "error": run.meta.get("internal_error"),
-                   "status": run.meta.get("status"), "hooks_left": hooks,
+                   "status": run.meta.get("status"), "hooks_left": hooks(ddp) - before,
                    "grad_norms": len(run.series.get("grad_norm")),
+                   "sharded_params": run.meta.get("sharded_params"),
                    "origin": None if origin is None else [origin.step, origin.layer_name,
                                                           dict(origin.metadata)]}, f)
     # Tear down while the interpreter is whole: gloo's worker threads can still hold work
@@ -81,4 +98,5 @@ def worker(rank: int, world: int, out: str, port: str, failing: int = 0) -> None
 if __name__ == "__main__":
     world = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     failing = int(sys.argv[4]) if len(sys.argv) > 4 else 0
-    mp.spawn(worker, args=(world, sys.argv[1], sys.argv[2], failing), nprocs=world)
+    wrap = sys.argv[5] if len(sys.argv) > 5 else "ddp"
+    mp.spawn(worker, args=(world, sys.argv[1], sys.argv[2], failing, wrap), nprocs=world)

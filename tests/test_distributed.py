@@ -1,6 +1,6 @@
-"""DistributedDataParallel: two CPU ranks (gloo) each record their own run; a forward-born inf
-on one rank is found there exactly, and no rank runs an extra forward alone (it could wait
-forever on a collective)."""
+"""DistributedDataParallel and FSDP2: CPU ranks (gloo) each record their own run; a forward-born
+inf on one rank is found there exactly, and no rank runs an extra forward or a collective alone
+(it could wait forever on the others)."""
 
 from __future__ import annotations
 
@@ -67,31 +67,44 @@ def test_the_rank_that_failed_first_is_named(tmp_path, capsys, world, failing):
     assert data["first_rank"] == failing and len(data["ranks"]) == world
 
 
-_FSDP2 = """
-import os, sys, torch, torch.distributed as dist
-from torch import nn
-from torch.distributed.fsdp import fully_shard
-from neuraldbg import NeuralDbg
-from neuraldbg.errors import ConfigError
-os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", sys.argv[1]
-dist.init_process_group("gloo", rank=0, world_size=1)
-model = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))
-fully_shard(model)
-try:
-    NeuralDbg(model, path=sys.argv[2])
-except ConfigError as e:
-    print("REFUSED", e)
-dist.destroy_process_group()
-"""
-
-
+@pytest.mark.slow
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch without distributed")
-def test_fsdp2_sharded_parameters_are_refused_with_the_way_out(tmp_path):
-    """FSDP's first API needs an accelerator (not on CPU/gloo); FSDP2's fully_shard runs on
-    CPU/gloo, but its DTensor parameters are not read yet: a clear refusal at construction."""
-    proc = subprocess.run([sys.executable, "-c", _FSDP2, _free_port(),
-                           str(tmp_path / "r.ndbg")], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "REFUSED" in proc.stdout and "DistributedDataParallel" in proc.stdout
-    assert not (tmp_path / "r.ndbg").exists()
+@pytest.mark.parametrize("world, failing", [(2, 1), (4, 0)])
+def test_fsdp2_ranks_record_their_shards_and_the_failing_rank_is_named(tmp_path, capsys, world,
+                                                                      failing):
+    """FSDP2's fully_shard on CPU/gloo (FSDP's first API needs an accelerator): each rank
+    records its own shards' statistics without a collective of the monitor's own (one would
+    hang: the ranks wait at different points), the rank whose forward made the inf is named
+    first, and the others, which get it through the reduce-scatter of the same backward pass,
+    are marked as consequences."""
+    from causal.schema.run_file import load_run
+    from neuraldbg.cli import main as cli_main
+    from neuraldbg.errors import NeuralDbgError
+    from neuraldbg.replay import replay
+
+    proc = subprocess.run([sys.executable, str(CHILD), str(tmp_path), _free_port(), str(world),
+                           str(failing), "fsdp2"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for r in range(world):
+        rec = json.loads((tmp_path / f"rank{r}.json").read_text())
+        assert rec["status"] == "finished" and rec["error"] is None, rec
+        assert rec["steps"] == 12 and rec["grad_norms"] == 12 and rec["hooks_left"] == 0
+        assert rec["sharded_params"] == 8  # three Linears and the BatchNorm, weight and bias
+        assert rec["origin"] is not None and rec["origin"][0] == 7
+    failing_rec = json.loads((tmp_path / f"rank{failing}.json").read_text())
+    assert failing_rec["origin"][1] == "2" and failing_rec["origin"][2]["direction"] == "forward"
+    files = [str(tmp_path / f"rank{r}.ndbg") for r in range(world)]
+    assert load_run(files[0]).meta["sharded_params"] == 8
+    assert cli_main(["diagnose", *files]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"Distributed run: {world} rank files, world size {world}. Rank "
+                          f"{failing} went non-finite first, at step 7 (born in the forward "
+                          "pass, at '2')"), out
+    assert "the parameters are sharded (FSDP2" in out
+    assert all(f"rank {r} from step 7" in out for r in range(world) if r != failing), out
+    # the crime scene keeps this rank's shards, and says so: a replay in one process refuses
+    scene = torch.load(tmp_path / f"rank{failing}.scene.pt", weights_only=True)
+    assert scene["sharded"] is True and scene["step"] == 7
+    assert scene["model_state"]["0.weight"].shape == (16 // world, 8)  # the local shard
+    with pytest.raises(NeuralDbgError, match="shards of a sharded model"):
+        replay(scene, torch.nn.Linear(8, 1), torch.nn.functional.mse_loss)

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from causal.schema.run import ActivationKind, LayerStat
+from neuraldbg.capture.sharded import local, local_all
 from neuraldbg.capture.watched_units import norm32, saturation_mask
 
 #: Columns of `activation_stats` (the last one, has_nan, feeds the finiteness machine only).
@@ -238,6 +239,7 @@ class NormGrouper:
 
     def measure(self, tensors: Sequence[torch.Tensor | None]) -> ParamNorms | None:
         """Launch the norms of `tensors` (one per parameter); None when none is present."""
+        tensors = local_all(tensors)  # a sharded parameter: this rank's shard
         have = [t for t in tensors if t is not None]
         if not have:
             return None
@@ -260,6 +262,7 @@ class NormGrouper:
                 continue
             g = self.params[index[slot]].grad
             if g is not None and not g.is_sparse:
+                g = local(g)
                 wide = torch.complex128 if g.is_complex() else torch.float64
                 out[slot] = float(torch.linalg.vector_norm(g.detach().to(wide)))
         return out
@@ -315,14 +318,15 @@ class NormGrouper:
         if not self.params:
             return None
         with torch.no_grad():
-            diffs = torch._foreach_sub([p.detach() for p in self.params], list(previous))
+            diffs = torch._foreach_sub([local(p.detach()) for p in self.params], list(previous))
         return self.measure(diffs)
 
     def alloc_copies(self) -> list[torch.Tensor]:
-        return [torch.empty_like(p, memory_format=torch.preserve_format) for p in self.params]
+        return [torch.empty_like(local(p), memory_format=torch.preserve_format)
+                for p in self.params]
 
     def copy_weights(self, buffers: list[torch.Tensor]) -> None:
         if not buffers:
             return
         with torch.no_grad():
-            torch._foreach_copy_(buffers, [p.detach() for p in self.params])
+            torch._foreach_copy_(buffers, [local(p.detach()) for p in self.params])

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from causal.schema.run import ActivationKind
+from neuraldbg.capture.sharded import local
 
 #: Activation modules whose output is bounded and whose gradient vanishes at the bounds.
 SATURATING: tuple[type[nn.Module], ...] = (
@@ -132,7 +133,7 @@ def weight_gains(groups: Sequence[Sequence[nn.Parameter]]) -> list[float | None]
     values times sqrt(fan_in), fan_in as `torch.nn.init` counts it (size(1) times the kernel
     size). About 0.58 under PyTorch's default init of Linear and Conv layers, 1-1.4 under
     Xavier or Kaiming init, 0 for a zero-initialised layer; None without a weight."""
-    weights = [_main_weight(ps) for ps in groups]
+    weights = [None if w is None else local(w) for w in (_main_weight(ps) for ps in groups)]
     present = [w for w in weights if w is not None]
     if not present:
         return [None] * len(weights)

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple, Protocol
 import torch
 
 from causal.schema.run import LOSS, Direction, Event
+from neuraldbg.capture.sharded import local
 from neuraldbg.capture.state_preservation import preserved
 from neuraldbg.capture.step_buffer import Slot, StepBuffer
 from neuraldbg.capture.tensor_stats import NormGrouper, iter_tensors, nonfinite_count
@@ -172,7 +173,7 @@ def _locate(site: ReplaySite, step: int, seen: list[_Call], roots: list[torch.Te
 def _born_in_loss(site: ReplaySite, step: int, real_bad: set[int]) -> Event:
     """The origin of a non-finite gradient that came out of the loss's backward, counted on
     the real gradients of the layers it reached."""
-    count, has_nan = nonfinite_count([p.grad for i in sorted(real_bad)
+    count, has_nan = nonfinite_count([local(p.grad) for i in sorted(real_bad)
                                       for p in site.units[i].params
                                       if p.grad is not None and not p.grad.is_sparse])
     return nonfinite_origin(step, LOSS, Direction.BACKWARD, count, has_nan,

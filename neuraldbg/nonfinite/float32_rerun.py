@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from neuraldbg.capture.sharded import local
 from neuraldbg.capture.state_preservation import preserved, runs_collectives
 from neuraldbg.capture.tensor_stats import iter_tensors
 
@@ -50,7 +51,7 @@ def rerun_in_float32(module: nn.Module, args: Any) -> Rerun | None:
     params = list(module.parameters())
     if any(p.dtype != torch.float32 for p in params if p.is_floating_point()):
         return None  # a model cast to half: its own weights are half, nothing to compare with
-    if params and not all(bool(torch.isfinite(p.detach()).all()) for p in params):
+    if params and not all(bool(torch.isfinite(local(p.detach())).all()) for p in params):
         return None  # the optimizer already stepped with the non-finite gradient (no scaler)
     device = next((a.device for a in iter_tensors(args)), torch.device("cpu"))
     try:

@@ -29,6 +29,7 @@ from causal.schema.run import (
 )
 from neuraldbg.capture.host_transfer import Gather
 from neuraldbg.capture.model_io import ArgNames, call_tensors
+from neuraldbg.capture.sharded import local
 from neuraldbg.capture.step_buffer import StashEntry, StepBuffer
 from neuraldbg.capture.step_values import BatchStats
 from neuraldbg.capture.tensor_stats import ACT_COLUMNS, nonfinite_count
@@ -230,7 +231,7 @@ def _backward_origin(site: OriginSite, step: int, grads: list[float]) -> Event |
 
     i = max(bad, key=forward_pos)
     unit = site.units[i]
-    grads_t = [p.grad for p in unit.params if p.grad is not None and not p.grad.is_sparse]
+    grads_t = [local(p.grad) for p in unit.params if p.grad is not None and not p.grad.is_sparse]
     has_nan = math.isnan(grads[i])
     count = 1.0
     if grads_t:
