@@ -234,6 +234,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--families", default="", help="comma-separated (default: all)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--keep", default="", help="write the run files to this folder (kept, so "
+                    "that `neuraldbg diagnose` can read them again) instead of a temporary one")
     ap.add_argument("--repeats", type=int, default=3,
                     help="monitored runs (each with its plain twin) per family for the "
                          "step-time ratios (median)")
@@ -260,6 +262,7 @@ def main() -> None:
     healthy = 0
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
+        tmp = args.keep or tmp
         for name in names:
             build, make_batch = zoo[name]
             warm = min(args.skip, args.steps // 2)  # attach, DAG recording, first full steps
