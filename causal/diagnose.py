@@ -278,8 +278,12 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
         close = [h.cause for h in hypotheses if h.confidence >= SHOWN_AFTER_FIRST]
         stall = loss_stall(run)
         if unexplained >= CLEAR_SHARE * failing or not hypotheses:
-            how = (f"the loss ended at {stall[1] / stall[0]:.0%} of where it started"
-                   if stall is not None else "it failed")
+            origin = first_origin(run)
+            how = (f"the first non-finite value was born at step {origin.step} "
+                   f"({origin.birth.direction or '?'}, {layer_label(run, origin.layer_name)})"
+                   if origin is not None else
+                   f"the loss ended at {stall[1] / stall[0]:.0%} of where it started"
+                   if stall is not None else "its symptoms say it is failing")
             lines.append(
                 f"Failing ({failing:.2f}), cause not in the catalogue: {how}, and no known "
                 f"cause predicts the rest of the evidence (unexplained {unexplained:.2f})"

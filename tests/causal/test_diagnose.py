@@ -972,3 +972,17 @@ def test_a_failing_verdict_with_no_catalogued_cause_says_so():
     assert text.startswith("Failing (1.00), cause not in the catalogue: the loss ended at 100% "
                            "of where it started, and no known cause predicts the rest of the "
                            "evidence (unexplained 0.97).")
+
+
+def test_an_unexplained_failure_names_where_its_first_non_finite_value_was_born():
+    from causal.diagnose import Diagnosis
+    from causal.schema.run import Event, EventKind, LayerGraph, Run, Series
+
+    n = 10
+    birth = Event(4, "fc", EventKind.NONFINITE_ORIGIN, "finite", "inf", 3.0,
+                  {"direction": "forward", "module_type": "Linear"})
+    run = Run({"model_class": "Net"}, LayerGraph("fx", (), ()), (birth,),
+              Series(tuple(range(n)), {"loss": (1.0,) * 4 + (float("inf"),) * 6}), (), ())
+    text = Diagnosis(run, (), failing=0.9, unexplained=0.85).format()
+    assert text.startswith("Failing (0.90), cause not in the catalogue: the first non-finite "
+                           "value was born at step 4 (forward, "), text
