@@ -89,8 +89,8 @@ def format_ranks(ranks: Ranks) -> str:
              f"first, at step {first.step} ({where}, at '{first.origin.layer_name}')."]
     later = ranks.failures[1:]
     if later:
-        lines.append("  consequences (the all-reduce spreads it): " + ", ".join(
-            f"rank {f.rank} from step {f.step}" for f in later))
+        lines.append("  consequences (the gradients' all-reduce or reduce-scatter spreads it): "
+                     + ", ".join(f"rank {f.rank} from step {f.step}" for f in later))
     clean = [r for r in ranks.runs if r not in {f.rank for f in ranks.failures}]
     if clean:
         lines.append("  no non-finite value on rank " + ", ".join(map(str, clean)))
