@@ -1,10 +1,11 @@
 """Child process for the DistributedDataParallel test: two CPU ranks (gloo), each under its own
 NeuralDbg, with a forward-born inf on rank 0 only at step FAIL_STEP.
 
-Usage: python tests/_ddp_child.py OUT_DIR PORT [WORLD_SIZE [FAILING_RANK [ddp|fsdp2]]]
+Usage: python tests/_ddp_child.py OUT_DIR PORT [WORLD_SIZE [FAILING_RANK [ddp|fsdp2 [op|batch]]]]
 
 With fsdp2 the model is sharded with FSDP2's `fully_shard` (each Linear, then the whole model)
-instead of wrapped in DistributedDataParallel.
+instead of wrapped in DistributedDataParallel. With batch, the failing rank's inf comes from a NaN
+in its batch at FAIL_STEP (one value of one row), not from an op.
 
 Each rank writes OUT_DIR/rank{r}.ndbg and OUT_DIR/rank{r}.json (what the test checks). Any
 warning is an error, so a monitor that stopped recording fails the test.
@@ -39,7 +40,7 @@ class Blowup(nn.Module):
 
 
 def worker(rank: int, world: int, out: str, port: str, failing: int = 0,
-           wrap: str = "ddp") -> None:
+           wrap: str = "ddp", how: str = "op") -> None:
     from neuraldbg import NeuralDbg
 
     torch.set_num_threads(1)
@@ -67,8 +68,10 @@ def worker(rank: int, world: int, out: str, port: str, failing: int = 0,
     before = hooks(ddp)
     with NeuralDbg(ddp, path=f"{out}/rank{rank}.ndbg") as dbg:
         for step in range(STEPS):
-            model[2].on = rank == failing and step >= FAIL_STEP
+            model[2].on = how == "op" and rank == failing and step >= FAIL_STEP
             x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
+            if how == "batch" and rank == failing and step == FAIL_STEP:
+                x[3, 5] = float("nan")  # a corrupt value in this rank's batch only
             opt.zero_grad()
             loss = nn.functional.mse_loss(ddp(x), y)
             loss.backward()
@@ -99,4 +102,5 @@ if __name__ == "__main__":
     world = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     failing = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     wrap = sys.argv[5] if len(sys.argv) > 5 else "ddp"
-    mp.spawn(worker, args=(world, sys.argv[1], sys.argv[2], failing, wrap), nprocs=world)
+    how = sys.argv[6] if len(sys.argv) > 6 else "op"
+    mp.spawn(worker, args=(world, sys.argv[1], sys.argv[2], failing, wrap, how), nprocs=world)

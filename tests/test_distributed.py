@@ -108,3 +108,23 @@ def test_fsdp2_ranks_record_their_shards_and_the_failing_rank_is_named(tmp_path,
     assert scene["model_state"]["0.weight"].shape == (16 // world, 8)  # the local shard
     with pytest.raises(NeuralDbgError, match="shards of a sharded model"):
         replay(scene, torch.nn.Linear(8, 1), torch.nn.functional.mse_loss)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch without distributed")
+@pytest.mark.parametrize("wrap", ["ddp", "fsdp2"])
+def test_a_nan_in_one_ranks_batch_is_named_there_as_data(tmp_path, capsys, wrap):
+    """A NaN in one value of one row of rank 1's batch: that rank is named first, born in the
+    input, diagnosed as a data outlier; rank 0 only gets it through the gradients."""
+    from neuraldbg.cli import main as cli_main
+
+    proc = subprocess.run([sys.executable, str(CHILD), str(tmp_path), _free_port(), "2", "1",
+                           wrap, "batch"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert cli_main(["diagnose", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Distributed run: 2 rank files, world size 2. Rank 1 went non-finite "
+                          "first, at step 7 (born in the input, at '<input>')"), out
+    assert "Diagnosis on rank 1:\n" in out
+    first = out.split("Diagnosis on rank 1:\n", 1)[1].splitlines()[0]
+    assert "corrupt or extreme input batch at step 7" in first, out
