@@ -14,8 +14,9 @@ Two additions, both for runs unlike the ones the tables were fitted on. The shar
 by a fitted temperature (`tempered`). And a run may fail for a reason outside the catalogue: an
 `UNEXPLAINED` alternative competes with the causes for the share, explaining how the loss ended
 (the `outcome` symptom) and nothing else (every other symptom as with no cause). A run whose
-symptoms no cause predicts is then reported as failing with its root cause unsure, not with the
-least bad cause at 0.8 (a stalled layer with a normal share of zero units blamed on dead ReLUs).
+symptoms no cause predicts is then reported with its root cause unsure (when it is failing at
+all), not with the least bad cause at 0.8 (a stalled layer with a normal share of zero units
+blamed on dead ReLUs).
 
 A floor on P(failing) at P(stalled) was tried and dropped: a loss that does not fall is no
 failure when it is not a distance to a target (a GAN generator's loss rises as its
