@@ -276,20 +276,12 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
         return "\n".join(lines)
     if failing is not None and (not hypotheses or hypotheses[0].confidence < threshold):
         close = [h.cause for h in hypotheses if h.confidence >= SHOWN_AFTER_FIRST]
-        stall = loss_stall(run)
         if unexplained >= CLEAR_SHARE * failing or not hypotheses:
-            origin = first_origin(run)
-            how = (f"the first non-finite value was born at step {origin.step} "
-                   f"({origin.birth.direction or '?'}, {layer_label(run, origin.layer_name)})"
-                   if origin is not None else
-                   f"the loss ended at {stall[1] / stall[0]:.0%} of where it started"
-                   if stall is not None else "its symptoms say it is failing")
+            closest = ", ".join(f"{h.cause} {h.confidence:.2f}" for h in hypotheses[:3])
             lines.append(
-                f"Failing ({failing:.2f}), cause not in the catalogue: {how}, and no known "
-                f"cause predicts the rest of the evidence (unexplained {unexplained:.2f})"
-                + ("; the closest: " + ", ".join(f"{h.cause} {h.confidence:.2f}"
-                                                 for h in hypotheses[:3]) + "."
-                   if hypotheses else "."))
+                f"Failing ({failing:.2f}), cause not in the catalogue: {_how_it_failed(run)}, "
+                f"and no known cause predicts the rest of the evidence (unexplained "
+                f"{unexplained:.2f})" + (f"; the closest: {closest}." if closest else "."))
         elif hypotheses[0].confidence >= CLEAR_SHARE * failing:
             # one cause, a failure not quite certain
             top = hypotheses[0]
@@ -315,6 +307,18 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
         lines.append(_symptoms_line(evidence))
         lines += _unseen_lines(run)
     return "\n".join(lines)
+
+
+def _how_it_failed(run: Run) -> str:
+    """Where the first non-finite value was born, else how far the loss fell."""
+    origin = first_origin(run)
+    if origin is not None:
+        return (f"the first non-finite value was born at step {origin.step} "
+                f"({origin.birth.direction or '?'}, {layer_label(run, origin.layer_name)})")
+    stall = loss_stall(run)
+    if stall is not None:
+        return f"the loss ended at {stall[1] / stall[0]:.0%} of where it started"
+    return "its symptoms say it is failing"
 
 
 def recording_stopped(run: Run) -> str | None:

@@ -230,13 +230,7 @@ class CausalNetwork:
         which single cause explains the evidence: each cause's prior odds times the evidence's
         likelihood with only that cause present over its likelihood with none, normalised
         over the causes. Exact and cheap: one column per symptom and cause."""
-        logs = self.root_log_odds(evidence)
-        if not logs:
-            return {}
-        top = max(logs.values())
-        weights = {c: math.exp(v - top) for c, v in logs.items()}
-        z = math.fsum(weights.values())
-        return {c: w / z for c, w in weights.items()}
+        return normalised(self.root_log_odds(evidence))
 
     def prior_posteriors(self) -> dict[str, float]:
         """Posteriors with no evidence (equal to the priors: causes are independent roots)."""
@@ -245,6 +239,16 @@ class CausalNetwork:
     def __repr__(self) -> str:
         return (f"<CausalNetwork v{self.version}: {len(self.causes)} causes, "
                 f"{len(self.symptoms)} symptoms>")
+
+
+def normalised(log_odds: Mapping[str, float]) -> dict[str, float]:
+    """Log-odds made shares that add up to one (a softmax; empty stays empty)."""
+    if not log_odds:
+        return {}
+    top = max(log_odds.values())
+    weights = {c: math.exp(v - top) for c, v in log_odds.items()}
+    z = math.fsum(weights.values())
+    return {c: w / z for c, w in weights.items()}
 
 
 _CACHE: weakref.WeakKeyDictionary[Registry, CausalNetwork] = weakref.WeakKeyDictionary()

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from causal.network import normalised
+
 if TYPE_CHECKING:
     from causal.network import CausalNetwork
 
@@ -89,13 +91,7 @@ def judge(present: Mapping[str, float], log_odds: Mapping[str, float],
         none = math.fsum(outcome_none.get(s, 0.0) * p for s, p in outcome.items())
         logs[UNEXPLAINED] = (math.log(UNEXPLAINED_PRIOR) - math.log1p(-UNEXPLAINED_PRIOR)
                              + math.log(max(fit, 1e-300)) - math.log(max(none, 1e-300)))
-    if logs:
-        top = max(logs.values())
-        weights = {c: math.exp(v - top) for c, v in logs.items()}
-        z = math.fsum(weights.values())
-        shares = tempered({c: w / z for c, w in weights.items()}, share_temperature)
-    else:
-        shares = {}
+    shares = tempered(normalised(logs), share_temperature)
     root = {c: failing * shares.get(c, 0.0) for c in present}
     return Verdict(failing, MappingProxyType(dict(present)), MappingProxyType(root),
                    failing * shares.get(UNEXPLAINED, 0.0))

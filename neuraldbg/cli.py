@@ -42,19 +42,15 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _import_spec(spec: str, what: str) -> object:
-    """`module:attribute`, imported with the working directory on the path."""
-    import importlib
-    import sys
-
+    """`module:attribute`, imported from the working directory too (as plugins are)."""
     from neuraldbg.errors import ConfigError
+    from neuraldbg.plugins import import_from_cwd
 
     module, _, attr = spec.partition(":")
     if not module or not attr:
         raise ConfigError(f"--{what} {spec!r}: pass module:attribute, e.g. train:make_model")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     try:
-        return getattr(importlib.import_module(module), attr)
+        return getattr(import_from_cwd(module), attr)
     except (ImportError, AttributeError) as e:
         raise ConfigError(f"--{what} {spec!r}: {e}") from e
 

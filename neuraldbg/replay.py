@@ -10,11 +10,14 @@ update, and tries the interventions that test each cause, keeping those that rem
 - the op: the step re-run with every torch call watched (and, for a value born in the backward
   pass, under `torch.autograd.detect_anomaly`), paid once instead of every step: the first op
   that turned finite values non-finite and the user's source line that called it (`unsafe_op`
-  is confirmed when no other intervention removes the failure and the op is named).
+  is confirmed when no other intervention removes the failure and the op is named);
+- the update: the steps from the last checkpoint the monitor kept (`NeuralDbg(checkpoint_every=
+  N)`, `neuraldbg.checkpoint`) replayed at the lr and at a tenth of it; a failure the lr
+  reproduces and a tenth removes confirms `lr_too_high` (without a checkpoint, `confirm` says
+  it was not tried rather than guess).
 
-The user's live model is never touched (a copy, or a new one from a factory). A too high lr
-cannot be confirmed from one step (it takes the steps before it, which the monitor does not
-keep); `confirm` says so rather than guess. `neuraldbg confirm RUN --model module:factory
+The user's live model is never touched (a copy, or a new one from a factory). `neuraldbg
+confirm RUN --model module:factory
 --loss module:fn` runs it from the command line and writes `RUN.confirm.json`, which
 `diagnose` then reports (`Diagnosis.confirmed_by`).
 """
@@ -125,10 +128,13 @@ class _Step:
             loss.backward()
         except RuntimeError as e:
             return False, str(e).splitlines()[0]
-        value = float(loss.detach().float())
-        grads_ok = all(bool(torch.isfinite(p.grad).all()) for p in model.parameters()
-                       if p.grad is not None)
-        return math.isfinite(value) and grads_ok, f"loss {value:.4g}"
+        return _finite(loss, model), f"loss {float(loss.detach().float()):.4g}"
+
+
+def _finite(loss: torch.Tensor, model: nn.Module) -> bool:
+    """Whether a step's loss and the gradients its backward pass left are all finite."""
+    return math.isfinite(float(loss.detach().float())) and all(
+        bool(torch.isfinite(p.grad).all()) for p in model.parameters() if p.grad is not None)
 
 
 def _bad_rows(step: _Step, rows: list[int]) -> list[int]:
@@ -299,9 +305,7 @@ def _lr_tenth(scene: dict[str, Any], model: nn.Module | Callable[[], nn.Module],
             with torch.autocast("cpu", dtype=amp or torch.bfloat16, enabled=amp is not None):
                 loss = loss_fn(net(*call["args"], **call["kwargs"]), target)
             loss.backward()
-            if not math.isfinite(float(loss.detach().float())) or not all(
-                    bool(torch.isfinite(p.grad).all()) for p in net.parameters()
-                    if p.grad is not None):
+            if not _finite(loss, net):
                 return int(entry["step"])
             opt.step()
         return None

@@ -508,8 +508,7 @@ class StepCapture:
         `NeuralDbg(on_nonfinite="raise")`)."""
         if self.cpu and not b.hunted:
             return False
-        scaled = self.scaler is not None or b.scale is not None
-        if not scaled:  # the values themselves (a gradient norm may overflow where they do not)
+        if self.scaler is None and b.scale is None:
             if not all(math.isfinite(v) for v in b.float_losses):
                 return True
             losses = [t.float().reshape(()) for t in b.losses if isinstance(t, torch.Tensor)]
