@@ -26,6 +26,17 @@ def _batch(step: int, bad_at: int) -> torch.Tensor:
     return x * float("inf") if step == bad_at else x
 
 
+def _train(dbg: NeuralDbg, model: nn.Module, opt: torch.optim.Optimizer, steps: int,
+           bad_at: int) -> None:
+    """The plain loop, the batch of step `bad_at` non-finite."""
+    for step in range(steps):
+        opt.zero_grad()
+        loss = model(_batch(step, bad_at=bad_at)).pow(2).mean()
+        loss.backward()
+        dbg.record_loss(loss)
+        opt.step()
+
+
 @pytest.mark.parametrize("micro", [1, 3], ids=["plain", "accumulation"])
 def test_raise_stops_before_the_bad_update(run_path, micro) -> None:
     model = _model()
@@ -63,12 +74,7 @@ def test_record_logs_nothing_and_warn_logs(run_path, caplog) -> None:
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
         with caplog.at_level(logging.WARNING, logger="neuraldbg"), \
                 NeuralDbg(model, path=run_path(), on_nonfinite=mode) as dbg:
-            for step in range(20):
-                opt.zero_grad()
-                loss = model(_batch(step, bad_at=8)).pow(2).mean()
-                loss.backward()
-                dbg.record_loss(loss)
-                opt.step()
+            _train(dbg, model, opt, steps=20, bad_at=8)
         said = [r for r in caplog.records if "first non-finite" in r.getMessage()]
         assert len(said) == lines, mode
 
@@ -127,12 +133,7 @@ def test_a_scene_keeps_what_fits(run_path) -> None:
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     path = run_path()
     with NeuralDbg(model, path=path, scene_max_mb=0.001) as dbg:
-        for step in range(12):
-            opt.zero_grad()
-            loss = model(_batch(step, bad_at=5)).pow(2).mean()
-            loss.backward()
-            dbg.record_loss(loss)
-            opt.step()
+        _train(dbg, model, opt, steps=12, bad_at=5)
     scene = torch.load(scene_path(path), weights_only=True)
     assert "inputs" in scene and "model_state" not in scene
     assert any(part.startswith("model_state") for part in scene["left_out"])
