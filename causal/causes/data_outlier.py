@@ -25,7 +25,8 @@ class DataOutlier(CauseNode):
     summary = "A corrupt or extreme input batch"
     likelihoods = MappingProxyType({
         "outcome": FAILED_OUTCOME,
-        "input_outlier": {"none": 0.05, "outlier": 0.55, "nonfinite": 0.4},
+        "input_outlier": {"none": 0.05, "outlier": 0.55, "nonfinite": 0.3,
+                          "nonfinite_target": 0.1},
         "onset": {"none": 0.02, "start": 0.03, "early": 0.25, "late": 0.7},
         "nonfinite_birth": {"none": 0.25, "input": 0.4, "forward_op": 0.02,
                             "forward_layer": 0.2, "loss": 0.1, "backward": 0.03},
@@ -81,9 +82,15 @@ class DataOutlier(CauseNode):
         else:
             first = (f"inspect the batch of step {loc.step}: filter non-finite or extreme samples "
                      "(torch.isfinite(x).all(), a max|x| bound) before the forward pass")
-        return [first,
-                "clip gradients (clip_grad_norm_) and use a robust loss (Huber/SmoothL1) so one "
-                "batch cannot wreck the weights"]
+        rest = ["clip gradients (clip_grad_norm_) and use a robust loss (Huber/SmoothL1) so "
+                "one batch cannot wreck the weights"]
+        if _in_targets(loc) and any(v for s, v in run.series.get("target_nonfinite")
+                                    if s == loc.step):
+            # the monitor reads the targets the loss used, which the loss may have computed
+            rest.insert(0, "if the loss transforms the targets before using them (divides by "
+                        "their std, takes their log), guard that op with an eps: a flat or "
+                        "zero target gives the same non-finite value")
+        return [first, *rest]
 
 
 #: The note of a batch placed at the output layer: only its targets were bad.

@@ -31,7 +31,8 @@ class UnsafeOp(CauseNode):
         "loss_pattern": {"steady": 0.75, "spike_recover": 0.1, "oscillating": 0.05,
                          "diverging": 0.05, "plateau": 0.04,
                          "overshoot_plateau": 0.01},
-        "input_outlier": {"none": 0.95, "outlier": 0.03, "nonfinite": 0.02},
+        "input_outlier": {"none": 0.93, "outlier": 0.03, "nonfinite": 0.01,
+                          "nonfinite_target": 0.03},
         "update_ratio": {"normal": 0.9, "high": 0.08, "very_high": 0.02},
         "loss_jump": {"none": 0.35, "on_calm_weights": 0.5, "after_trouble": 0.15},
     })

@@ -32,7 +32,8 @@ class UnscaledInputs(CauseNode):
                          "overshoot_plateau": 0.03},
         "nonfinite_birth": {"none": 0.45, "input": 0.01, "forward_op": 0.02,
                             "forward_layer": 0.3, "loss": 0.2, "backward": 0.02},
-        "input_outlier": {"none": 0.9, "outlier": 0.08, "nonfinite": 0.02},
+        "input_outlier": {"none": 0.9, "outlier": 0.08, "nonfinite": 0.015,
+                          "nonfinite_target": 0.005},
         "grad_depth": {"flat": 0.6, "vanishing_saturating": 0.1, "vanishing": 0.2,
                        "exploding": 0.1},
     })

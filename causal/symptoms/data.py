@@ -23,27 +23,36 @@ from causal.symptoms.base import Symptom
 #: `input_outlier` when the inputs look ordinary but the targets were never seen (the loss took
 #: none the monitor could find, or only class indices): an outlier confined to the targets is
 #: not ruled out, so "none" is only as likely as the inputs alone make it.
-TARGETS_UNSEEN = MappingProxyType({"none": 0.7, "outlier": 0.22, "nonfinite": 0.08})
+TARGETS_UNSEEN = MappingProxyType({"none": 0.7, "outlier": 0.22, "nonfinite": 0.0,
+                                   "nonfinite_target": 0.08})
 
 
 class InputOutlier(Symptom):
     """A single batch far from the others (robust z-score of log max|x|), or a non-finite
-    input or target (the measured batch, or any other argument the model was given, as the
-    first non-finite value's origin says), in otherwise ordinary data. When the targets were
-    never seen, ordinary inputs leave an outlier in the targets open (`TARGETS_UNSEEN`):
-    targets not seen are not targets fine."""
+    input (the measured batch, or any other argument the model was given, as the first
+    non-finite value's origin says), in otherwise ordinary data. A non-finite target while
+    every input was finite is its own state (`nonfinite_target`): a corrupt label, or a value
+    the loss function computed from the targets before using them (a normalisation by a
+    zero spread), which the monitor sees the same way when it finds the targets in the
+    loss's graph. When the targets were never seen, ordinary inputs leave an outlier in the
+    targets open (`TARGETS_UNSEEN`): targets not seen are not targets fine."""
 
     name = "input_outlier"
-    states = ("none", "outlier", "nonfinite")
+    states = ("none", "outlier", "nonfinite", "nonfinite_target")
     description = "one batch with extreme or non-finite values"
-    leak = MappingProxyType({"none": 0.93, "outlier": 0.05, "nonfinite": 0.02})
+    leak = MappingProxyType({"none": 0.93, "outlier": 0.05, "nonfinite": 0.015,
+                             "nonfinite_target": 0.005})
 
     def observe(self, run: Run) -> Mapping[str, float]:
         stop = failure_step(run)
-        bad = [v for s, v in run.series.get("input_nonfinite") + run.series.get(
-            "target_nonfinite") if v and (stop is None or s <= stop)]
-        if bad or input_born(run, stop):
+
+        def nonfinite(column: str) -> bool:
+            return any(v for s, v in run.series.get(column) if stop is None or s <= stop)
+
+        if nonfinite("input_nonfinite") or input_born(run, stop):
             return self.hard("nonfinite")
+        if nonfinite("target_nonfinite"):
+            return self.hard("nonfinite_target")
         for column in ("input_max_abs", "target_max_abs"):
             pts = [(s, v) for s, v in run.series.get(column)
                    if math.isfinite(v) and v > 0 and (stop is None or s <= stop + 1)]

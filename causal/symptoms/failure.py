@@ -282,12 +282,15 @@ def loss_jump_step(run: Run) -> tuple[int, bool] | None:
 
 
 def _calm_before(run: Run, before: list[tuple[int, float]], step: int) -> bool:
-    """No gradient, activation or loss had blown up before `step`, the last update measured
-    before it was of ordinary size (the median update-to-weight ratio over layers below
-    HIGH_UPDATE_RATIO), and the losses before it were not rising (the last window's median
-    more than RISING above the one before it, and by more than twice that window's spread: a
-    noisy loss is not a rising one)."""
+    """No gradient, activation or loss had blown up before `step`, the gradient was not
+    already growing into it (`gradient_growing`), the last update measured before it was of
+    ordinary size (the median update-to-weight ratio over layers below HIGH_UPDATE_RATIO),
+    and the losses before it were not rising (the last window's median more than RISING above
+    the one before it, and by more than twice that window's spread: a noisy loss is not a
+    rising one)."""
     if any(e.to_state in _BEFORE_JUMP and e.step < step for e in run.events):
+        return False
+    if gradient_growing(run, step):
         return False
     medians = update_ratio_medians(run, until=step - 1)
     if medians and medians[max(medians)] >= HIGH_UPDATE_RATIO:
@@ -306,6 +309,29 @@ def _calm_before(run: Run, before: list[tuple[int, float]], step: int) -> bool:
 #: How much the loss may rise from one window to the next before the jump and still be calm.
 RISING = 0.1
 
+#: A gradient norm this many times its level a few steps earlier, just before a loss jump,
+#: means the weights were already on their way out (the fitted runs: ten of twelve far too
+#: large steps read at least this before the jump, six of sixty-eight corrupt batches).
+GRAD_GROWTH = 2.0
+#: The steps just before a jump (`GRAD_RECENT`) compared with the ones before them
+#: (`GRAD_EARLIER`, at least three of them measured).
+GRAD_RECENT, GRAD_EARLIER = 2, 6
+
+
+def gradient_growing(run: Run, step: int) -> bool:
+    """Whether the whole model's gradient norm on the GRAD_RECENT steps before `step` reached
+    GRAD_GROWTH x its median over the GRAD_EARLIER steps before them. Steps too large for the
+    curvature grow the gradient geometrically for a few steps before the loss leaves (the
+    weights were no longer calm); a corrupt batch or an op's singular point meets a gradient
+    at its usual size."""
+    norms = {s: v for s, v in run.series.get("grad_norm") if math.isfinite(v) and v > 0}
+    recent = [norms[s] for s in range(step - GRAD_RECENT, step) if s in norms]
+    earlier = [norms[s] for s in range(step - GRAD_RECENT - GRAD_EARLIER, step - GRAD_RECENT)
+               if s in norms]
+    if not recent or len(earlier) < 3:
+        return False
+    return max(recent) >= GRAD_GROWTH * statistics.median(earlier)
+
 
 #: `outcome`: a run learned when the median of its last tenth of losses (at least HEAD_STEPS) is
 #: at most LEARNED_AT x the median of its first HEAD_STEPS, stalled from STALLED_AT up
@@ -316,9 +342,11 @@ LEARNED_AT, STALLED_AT = 0.8, 0.9
 
 class Outcome(Symptom):
     """How the run ended: a non-finite loss, a loss that did not learn, or one that learned
-    (`LEARNED_AT`, `STALLED_AT`); unobserved when the loss cannot say (fewer than
-    STALL_MIN_STEPS steps, a loss that goes negative or has no level). A run that learned with
-    every value finite is what a healthy run looks like to the person who trained it."""
+    (`LEARNED_AT`, `STALLED_AT`: the last tenth against the first steps, or against the
+    untrained model's loss when the first updates threw it up); unobserved when the loss
+    cannot say (fewer than STALL_MIN_STEPS steps, a loss that goes negative or has no level).
+    A run that learned with every value finite is what a healthy run looks like to the person
+    who trained it."""
 
     name = "outcome"
     states = ("learned", "stalled", "nonfinite")
@@ -333,6 +361,10 @@ class Outcome(Symptom):
                 or loss_level_unreadable(run):
             return self.unobserved()
         head = statistics.median(vals[:HEAD_STEPS])
+        if _overshot(vals):
+            # the first updates threw the loss up: what the run learned is measured from the
+            # untrained model's loss, not from the inflated first steps
+            head = min(head, vals[0])
         tail = statistics.median(loss_tail(vals))
         if not head > 0:
             return self.unobserved()

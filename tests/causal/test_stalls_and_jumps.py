@@ -163,6 +163,23 @@ def test_learning_runs_negative_losses_and_short_runs_are_not_stalls():
     assert text.startswith("Healthy")
 
 
+@settings(max_examples=40, deadline=None)
+@given(peak=st.floats(min_value=1.3, max_value=20.0), end=st.floats(min_value=0.3, max_value=1.2))
+def test_a_loss_thrown_up_by_the_first_updates_learned_only_below_the_untrained_models(peak, end):
+    """The first updates throw the loss `peak` times above the untrained model's, then it
+    settles at `end` times the untrained loss: whether the run learned is judged against
+    where the untrained model began, not against the inflated first steps."""
+    from causal.symptoms.failure import LEARNED_AT, STALLED_AT, Outcome
+
+    g = stack("ReLU", 3)
+    loss = [2.0, 2.0 * peak, 2.0 * peak, 2.0 * (1 + peak) / 2] + [2.0 * end] * 96
+    seen = Outcome().evidence(run_of(g, loss))
+    if end <= LEARNED_AT:
+        assert seen["learned"] == 1.0
+    elif end >= STALLED_AT:
+        assert seen["stalled"] == 1.0
+
+
 # ---------------------------------------------------------------- causes before consequences
 
 
@@ -190,6 +207,51 @@ def test_a_loss_that_jumps_on_calm_weights_points_at_what_that_step_met():
 def test_a_jump_on_a_rising_loss_is_the_steps_not_the_batch():
     g = stack("ReLU", 3)
     assert loss_jump_step(run_of(g, jumpy_loss(rise=0.03))) == (80, False)
+
+
+def with_grad_norms(run: Run, norms: list[float]) -> Run:
+    cols = dict(run.series.columns)
+    cols["grad_norm"] = tuple(norms)
+    return Run(run.meta, run.dag, run.events, Series(run.series.steps, cols), (), run.windows)
+
+
+@settings(max_examples=40, deadline=None)
+@given(noise=st.lists(st.floats(min_value=0.6, max_value=1.6), min_size=120, max_size=120),
+       growth=st.floats(min_value=2.0, max_value=1e3))
+def test_a_gradient_that_grows_into_the_jump_makes_it_the_steps_not_the_batch(noise, growth):
+    """Steps too large for the curvature grow the gradient for a few steps before the loss
+    leaves; a corrupt batch meets a gradient at its usual size, however noisy."""
+    g = stack("ReLU", 3)
+    run = run_of(g, jumpy_loss())
+    assert loss_jump_step(with_grad_norms(run, noise)) == (80, True)
+    grown = list(noise)
+    grown[79] = growth * max(noise[72:78])
+    assert loss_jump_step(with_grad_norms(run, grown)) == (80, False)
+    assert LossJump().evidence(with_grad_norms(run, grown))["after_trouble"] == 1.0
+
+
+def test_a_non_finite_target_with_finite_inputs_is_its_own_evidence():
+    """A NaN label and a NaN the loss computed from the targets look alike to the monitor:
+    neither is a non-finite input."""
+    from causal.causes.data_outlier import DataOutlier
+    from causal.symptoms.data import InputOutlier
+
+    g = stack("ReLU", 3)
+    run = run_of(g, jumpy_loss())
+
+    def flagged(column: str) -> Run:
+        cols = dict(run.series.columns)
+        cols[column] = tuple(1.0 if i == 80 else 0.0 for i in run.series.steps)
+        return Run(run.meta, g, (), Series(run.series.steps, cols), (), ())
+
+    assert InputOutlier().evidence(flagged("target_nonfinite"))["nonfinite_target"] == 1.0
+    assert InputOutlier().evidence(flagged("input_nonfinite"))["nonfinite"] == 1.0
+    cause, bad_label = DataOutlier(), flagged("target_nonfinite")
+    where = cause.localize(bad_label)
+    assert where.step == 80
+    assert "guard that op" in " ".join(cause.fixes(bad_label, where))
+    bad_input = flagged("input_nonfinite")
+    assert "guard that op" not in " ".join(cause.fixes(bad_input, cause.localize(bad_input)))
 
 
 @settings(max_examples=40, deadline=None)
