@@ -34,6 +34,10 @@ class DeadRelu(CauseNode):
                             "forward_layer": 0.02, "loss": 0.01, "backward": 0.01},
         "grad_depth": {"flat": 0.75, "vanishing_saturating": 0.02, "vanishing": 0.18,
                        "exploding": 0.05},
+        # units are often killed by oversized updates (the catalogue's first fix is a lower
+        # lr): without its own column here, a run whose dead units went unseen would be
+        # judged on the healthy runs' update sizes, and read as the lr with confidence
+        "update_ratio": {"normal": 0.5, "high": 0.3, "very_high": 0.2},
     })
 
     def localize(self, run: Run) -> Localization:

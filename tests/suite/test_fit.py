@@ -63,8 +63,10 @@ def ob(reg: Registry, family: str, seed: int, cause: str, **over: dict[str, floa
 
 
 def update_ratio_table(reg: Registry) -> list[Observation]:
-    """lr_too_high: 6 x very_high, 3 x high, 1 x soft {normal .5, high .5}; healthy: 8 x normal,
-    2 x high. Counts: lr (0.5, 3.5, 6) of 10; healthy (8, 2, 0) of 10."""
+    """lr_too_high: 6 x very_high, 3 x high, 1 x soft {normal .5, high .5} (normal or high, the
+    symptom cannot say which); healthy: 8 x normal, 2 x high. Counts: healthy (8, 2, 0) of 10;
+    lr (0, 4, 6) of 10 as the prior's weight goes to 0 (EM gives the soft run to the state its
+    label's other runs show), and (3 + q, 6) + (1 - q, 0, 0) otherwise."""
     obs = [ob(reg, "lr_a", i, "lr_too_high", update_ratio=hard(reg, "update_ratio", "very_high"))
            for i in range(6)]
     obs += [ob(reg, "lr_b", i, "lr_too_high", update_ratio=hard(reg, "update_ratio", "high"))
@@ -77,7 +79,7 @@ def update_ratio_table(reg: Registry) -> list[Observation]:
     return obs
 
 
-LR_COUNTS = {"normal": 0.5, "high": 3.5, "very_high": 6.0}
+LR_COUNTS = {"normal": 0.0, "high": 4.0, "very_high": 6.0}  # with a vanishing prior weight
 HEALTHY_COUNTS = {"normal": 8.0, "high": 2.0, "very_high": 0.0}
 
 
@@ -95,17 +97,37 @@ def test_small_ess_recovers_the_empirical_frequencies(reg):
     assert fp.likelihoods["lr_too_high"]["loss_pattern"]["steady"] == pytest.approx(1, abs=1e-6)
 
 
-def test_the_fit_is_the_dirichlet_posterior_mean_with_soft_counts(reg):
+def test_the_fit_is_the_dirichlet_posterior_mean_with_soft_evidence_counted_by_em(reg):
+    """Each column is the Dirichlet posterior mean of its runs' state posteriors, and a soft
+    run's posterior is its evidence times that same column, normalised (EM's fixed point)."""
     ess = 10.0
     fp = fit_parameters(update_ratio_table(reg), reg, ess=ess, calibration="none")
     hand = reg.causes()["lr_too_high"].likelihoods["update_ratio"]
     hand_leak = reg.symptoms()["update_ratio"].leak_distribution()
+    col = fp.likelihoods["lr_too_high"]["update_ratio"]
+    q = col["high"] / (col["normal"] + col["high"])  # the soft run's share of "high"
+    counts = {"normal": 1.0 - q, "high": 3.0 + q, "very_high": 6.0}
     for state in LR_COUNTS:
-        assert fp.likelihoods["lr_too_high"]["update_ratio"][state] == pytest.approx(
-            (ess * hand[state] + LR_COUNTS[state]) / (ess + 10), rel=1e-12)
+        assert col[state] == pytest.approx((ess * hand[state] + counts[state]) / (ess + 10),
+                                           rel=1e-9)
         assert fp.leaks["update_ratio"][state] == pytest.approx(
             (ess * hand_leak[state] + HEALTHY_COUNTS[state]) / (ess + 10), rel=1e-12)
+    # counted as a distribution, the soft run would have given "normal" half a run
+    assert col["normal"] < (ess * hand["normal"] + 0.5) / (ess + 10)
     assert fp.runs["lr_too_high"] == 10 and fp.runs["healthy"] == 10 and fp.runs["bad_init"] == 0
+
+
+def test_a_signal_no_run_could_read_leaves_its_column_where_the_readable_runs_put_it(reg):
+    """Runs that could not read a symptom (every state alike) move no table: the column is
+    what the runs that read it say, however many cannot."""
+    sym = reg.symptoms()["update_ratio"]
+    readable = update_ratio_table(reg)[:9]  # the nine hard lr runs
+    unread = [ob(reg, "lr_c", i, "lr_too_high", update_ratio=sym.unobserved())
+              for i in range(40)]
+    alone = fit_parameters(readable, reg, ess=3.0, calibration="none")
+    both = fit_parameters(readable + unread, reg, ess=3.0, calibration="none")
+    assert both.likelihoods["lr_too_high"]["update_ratio"] == pytest.approx(
+        alone.likelihoods["lr_too_high"]["update_ratio"], abs=1e-6)
 
 
 def _soft_table(reg: Registry) -> list[Observation]:
@@ -483,6 +505,22 @@ def test_the_share_temperature_flattens_shares_that_are_sharp_and_often_wrong():
     mixed = right[:6] + [_judged("dead_relu", sharp) for _ in range(2)]
     assert select_share_temperature(mixed, Calibration()) > 1.0
     assert select_share_temperature([], Calibration()) == 1.0
+
+
+def test_the_share_temperature_is_the_best_one_under_which_missing_evidence_widens():
+    """A guard (fit_parameters: dropping one signal must rarely make a wrong cause confident)
+    turns down temperatures; the best accepted one wins, the flattest when none is."""
+    from causal.calibration.fit import SHARE_TEMPERATURES, select_share_temperature
+
+    sharp = {"lr_too_high": 0.999, "dead_relu": 0.001}
+    mixed = [_judged("lr_too_high", sharp)] * 300 + [_judged("dead_relu", sharp)]
+    best = select_share_temperature(mixed, Calibration())
+    assert 1.0 < best < max(SHARE_TEMPERATURES)
+    flatter = select_share_temperature(mixed, Calibration(), guard=lambda t: t > best)
+    assert flatter == min(t for t in SHARE_TEMPERATURES if t > best)
+    assert select_share_temperature(mixed, Calibration(), guard=lambda t: True) == best
+    assert select_share_temperature(mixed, Calibration(), guard=lambda t: False) == max(
+        SHARE_TEMPERATURES)
 
 
 def test_fit_parameters_records_the_share_temperature_and_old_records_read_as_one(reg):
