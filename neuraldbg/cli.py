@@ -381,9 +381,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "tables, in runs, or 'auto' (default): chosen by leave-one-family-out "
                    "cross-validation on the training families")
     p.add_argument("--calibration", choices=("temperature", "platt", "none"),
-                   default="platt", help="map fitted on the posteriors (default platt: "
-                   "sharpness and the report threshold's place; temperature keeps the "
-                   "threshold where the network puts it)")
+                   default="temperature", help="map fitted on the posteriors (default "
+                   "temperature: sharpness only, the report threshold stays where the network "
+                   "puts it; platt also moves the threshold)")
     p.add_argument("--plugin", action="append", metavar="MODULE", help="import MODULE first "
                    "(it registers your causes, which are then fitted too); repeatable")
     p.add_argument("--cache", default=None, metavar="PATH", help="JSON cache of observations, "

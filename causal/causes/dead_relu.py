@@ -38,6 +38,7 @@ class DeadRelu(CauseNode):
         # lr): without its own column here, a run whose dead units went unseen would be
         # judged on the healthy runs' update sizes, and read as the lr with confidence
         "update_ratio": {"normal": 0.5, "high": 0.3, "very_high": 0.2},
+        "lr_level": {"typical": 0.6, "high": 0.3, "very_high": 0.1},
     })
 
     def localize(self, run: Run) -> Localization:

@@ -74,6 +74,9 @@ class LrTooHigh(CauseNode):
     likelihoods = MappingProxyType({
         "outcome": FAILED_OUTCOME,
         "update_ratio": {"normal": 0.1, "high": 0.4, "very_high": 0.5},
+        # the lr itself, against its optimizer's usual range (too high for this model can
+        # still be a usual value)
+        "lr_level": {"typical": 0.2, "high": 0.4, "very_high": 0.4},
         "loss_pattern": {"steady": 0.05, "spike_recover": 0.1, "oscillating": 0.3,
                          "diverging": 0.45, "plateau": 0.03,
                          "overshoot_plateau": 0.07},

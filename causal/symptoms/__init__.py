@@ -10,10 +10,12 @@ from causal.symptoms.layers import (
     Saturation,
     UpdateRatio,
 )
+from causal.symptoms.optimizer import LrLevel
 
 BUILTIN_SYMPTOMS = (
     NonfiniteBirth, Onset, LossPattern, LossJump, GradRegime, Saturation, DeadUnits, InitDepthTrend,
     UpdateRatio, GradDepth, InputOutlier, InputScale, HalfPrecision, ScalerScale, Outcome,
+    LrLevel,
 )
 
 __all__ = ["BUILTIN_SYMPTOMS"]

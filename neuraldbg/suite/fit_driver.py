@@ -296,7 +296,7 @@ class FitReport:
 
 def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
             out: str | os.PathLike[str] | None, held_out_fraction: float = 0.34,
-            split_seed: int = 0, ess: float | str = "auto", calibration: str = "platt",
+            split_seed: int = 0, ess: float | str = "auto", calibration: str = "temperature",
             registry: Registry | None = None, cache: str | os.PathLike[str] | None = None,
             progress: bool = False, log: Callable[[str], None] | None = None,
             held_out: str | os.PathLike[str] | None = None, *, instrument: str = "readme",

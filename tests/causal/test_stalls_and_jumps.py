@@ -216,11 +216,12 @@ def with_grad_norms(run: Run, norms: list[float]) -> Run:
 
 
 @settings(max_examples=40, deadline=None)
-@given(noise=st.lists(st.floats(min_value=0.6, max_value=1.6), min_size=120, max_size=120),
+@given(noise=st.lists(st.floats(min_value=0.75, max_value=1.45), min_size=120, max_size=120),
        growth=st.floats(min_value=2.0, max_value=1e3))
 def test_a_gradient_that_grows_into_the_jump_makes_it_the_steps_not_the_batch(noise, growth):
     """Steps too large for the curvature grow the gradient for a few steps before the loss
-    leaves; a corrupt batch meets a gradient at its usual size, however noisy."""
+    leaves; a corrupt batch meets a gradient at its usual size (noisy within a factor of
+    two: 1.45 / 0.75 < GRAD_GROWTH)."""
     g = stack("ReLU", 3)
     run = run_of(g, jumpy_loss())
     assert loss_jump_step(with_grad_norms(run, noise)) == (80, True)

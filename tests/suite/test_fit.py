@@ -275,9 +275,10 @@ def test_calibration_identity_empty_and_bad_method():
 
 def test_fit_parameters_fits_calibration_on_cross_fitted_training_posteriors(reg):
     fp = fit_parameters(update_ratio_table(reg), reg, ess=10.0)
-    assert fp.calibration.method == "platt" and fp.calibration.runs == 20  # the default
-    temp = fit_parameters(update_ratio_table(reg), reg, ess=10.0, calibration="temperature")
-    assert temp.calibration.b == 0.0 and temp.calibration(0.5) == pytest.approx(0.5)
+    assert fp.calibration.method == "temperature" and fp.calibration.runs == 20  # the default
+    assert fp.calibration.b == 0.0 and fp.calibration(0.5) == pytest.approx(0.5)
+    platt = fit_parameters(update_ratio_table(reg), reg, ess=10.0, calibration="platt")
+    assert platt.calibration.method == "platt"
     assert fp.calibration.log_loss_after is not None
     assert fp.calibration.log_loss_before is not None
     assert fp.calibration.log_loss_after <= fp.calibration.log_loss_before

@@ -18,12 +18,9 @@ FILES = scenario_files(DATASETS / "train")
 #: Training families the shipped network still misses on seed 0, and why. Strict: a fix that
 #: makes one pass fails the test until it is taken off this list.
 KNOWN_MISSES: dict[str, str] = {
-    # with the tables fitted on every split but the blind (316 families), seed 0, 2026-12-02;
-    # root-cause confidences (P(failing) x each cause's single-fault share)
-    "lr_too_high_contrastive_temperature_cnn": "its NaN is born in the head on calm-looking "
-    "steps: read as an unsafe op (0.24), failing 0.53",
-    "lr_too_high_relu_convnet_sgd": "the ReLUs it kills read as dead_relu (0.72) before the lr "
-    "(0.18), failing 0.92",
+    # none with the tables fitted on every split but the blind (316 families), seed 0,
+    # 2026-12-02: the last two (a contrastive CNN's NaN born in its head, ReLUs a far too high
+    # SGD lr killed) are right since the network reads the lr itself (`lr_level`)
 }
 
 
