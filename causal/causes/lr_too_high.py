@@ -19,6 +19,7 @@ from causal.hypothesis import Localization
 from causal.localize import first_cause
 from causal.run_queries import failure_step, finite, update_ratios
 from causal.schema.run import Run, State
+from causal.symptoms.optimizer import optimizer_family
 
 
 def _lrs(run: Run, until: int | None = None) -> dict[int, float]:
@@ -132,7 +133,7 @@ class LrTooHigh(CauseNode):
         if hot is not None:
             lr = f" (lr {hot.lr:g} on param group {hot.group}, {hot.factor:.3g}x the others)"
         else:
-            lr = f" (lr {lrs[0]:g})" if 0 in lrs else ""
+            lr = f" (lr {lrs[0]:g}{_against_usual(run, lrs[0])})" if 0 in lrs else ""
         where = f", first visible in {loc.layer!r}" if loc.layer else ""
         when = f" at step {loc.step}" if loc.step is not None else ""
         return f"Learning rate too high{lr}: updates overshoot{where}{when}"
@@ -154,3 +155,15 @@ class LrTooHigh(CauseNode):
             out.append("lower the learning rate 10x and add a warmup")
         out.append("clip the gradient norm (torch.nn.utils.clip_grad_norm_) while tuning")
         return out
+
+
+def _against_usual(run: Run, lr: float) -> str:
+    """How `lr` stands against its optimizer family's usual range (`lr_level`), as a clause:
+    above it, or within it and still too large for this model; empty for an unknown family."""
+    names = [str(c.value) for c in run.settings if c.key == "optimizer"]
+    family = optimizer_family(names[0]) if names else None
+    if family is None or not math.isfinite(lr) or lr <= 0:
+        return ""
+    if lr >= family[1]:
+        return f", above {names[0]}'s usual range: high from {family[1]:g}"
+    return f", a usual lr for {names[0]}, too large for this model"

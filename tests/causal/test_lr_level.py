@@ -67,3 +67,16 @@ def test_an_lr_near_a_cut_is_shared_and_the_reading_rises_with_the_lr(family, fa
     assert low["typical"] >= up["typical"]
     if 1 / 1.4 < factor < 1.4:  # within the graded band of the cut: neither state is certain
         assert max(low.values()) < 1.0
+
+
+def test_the_lr_cause_says_how_the_lr_stands_against_its_optimizers_usual_range():
+    from causal.causes.lr_too_high import LrTooHigh
+    from causal.hypothesis import Localization
+
+    where = Localization("net.0", 3, ())
+    high = LrTooHigh().describe(run_with("AdamW", [(0, "0", 0.5)]), where)
+    usual = LrTooHigh().describe(run_with("SGD", [(0, "0", 0.03)]), where)
+    unknown = LrTooHigh().describe(run_with("LBFGS", [(0, "0", 1.0)]), where)
+    assert "(lr 0.5, above AdamW's usual range: high from 0.01)" in high
+    assert "(lr 0.03, a usual lr for SGD, too large for this model)" in usual
+    assert "(lr 1)" in unknown
