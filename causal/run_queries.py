@@ -80,6 +80,19 @@ def update_ratio_medians(run: Run, until: int | None = None) -> dict[int, float]
     return {step: statistics.median(v) for step, v in sorted(by_step.items())}
 
 
+def lr_settings(run: Run, until: int | None = None) -> list[tuple[int, float]]:
+    """(param group, lr) of every learning rate the run set at or before step `until`, in the
+    order it set them (a schedule's every change)."""
+    out = []
+    for ch in run.settings:
+        if ch.key.startswith("lr/") and (until is None or ch.step <= until):
+            try:
+                out.append((int(ch.key[3:]), float(ch.value)))
+            except ValueError:
+                continue
+    return out
+
+
 def half_dtypes(run: Run) -> set[str]:
     """The half-precision dtypes the run computed in ("float16", "bfloat16"): its autocast
     dtypes and its parameters' dtype. Empty for a float32 run."""

@@ -585,7 +585,8 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
     fitted_registry = base.apply(registry)
 
     def widens(t: float) -> bool:
-        return missing_signal_share(observations, fitted_registry, cal, t) <= MISSING_SIGNAL_BOUND
+        made, pairs = missing_signal_pairs(observations, fitted_registry, cal, t)
+        return len(made) <= MISSING_SIGNAL_BOUND * pairs
 
     temperature = select_share_temperature(judged, cal, guard=widens)
     return dataclasses.replace(base, calibration=dataclasses.replace(
@@ -598,12 +599,13 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
 MISSING_SIGNAL_BOUND, CONFIDENT = 0.002, 0.9
 
 
-def missing_signal_share(observations: Sequence[Observation], registry: Registry,
-                         cal: Calibration, temperature: float) -> float:
-    """The share of (run, signal) pairs in which leaving that one signal unobserved makes a
+def missing_signal_pairs(observations: Sequence[Observation], registry: Registry,
+                         cal: Calibration, temperature: float
+                         ) -> tuple[list[tuple[Observation, str, list[str]]], int]:
+    """The (run, signal, wrong causes) in which leaving that one signal unobserved makes a
     wrong cause's root confidence (as `diagnose` reports it, through `cal` and `temperature`)
-    exceed CONFIDENT, over the runs whose wrong causes were at most CONFIDENT with every
-    signal (0 when there are none)."""
+    exceed CONFIDENT, and how many (run, signal) pairs were tried: every signal of the runs
+    whose wrong causes were at most CONFIDENT with every signal."""
     from causal.network import get_network
     from causal.verdict import verdict
 
@@ -613,17 +615,20 @@ def missing_signal_share(observations: Sequence[Observation], registry: Registry
     def mapped(posteriors: Mapping[str, float]) -> dict[str, float]:
         return {c: cal(p) for c, p in posteriors.items()}
 
-    made, pairs = 0, 0
+    made: list[tuple[Observation, str, list[str]]] = []
+    pairs = 0
     for ob in observations:
         full = verdict(net, ob.evidence, mapped, temperature).root
         if max((p for c, p in full.items() if c != ob.cause), default=0.0) > CONFIDENT:
-            continue
+            continue  # already confidently wrong (or a second cause co-present) with all
         for name in ob.evidence:
             pairs += 1
             root = verdict(net, {**ob.evidence, name: symptoms[name].unobserved()}, mapped,
                            temperature).root
-            made += any(c != ob.cause and p > CONFIDENT for c, p in root.items())
-    return made / pairs if pairs else 0.0
+            wrong = [c for c, p in root.items() if c != ob.cause and p > CONFIDENT]
+            if wrong:
+                made.append((ob, name, wrong))
+    return made, pairs
 
 
 #: The root-share temperatures `select_share_temperature` chooses among.
@@ -655,7 +660,7 @@ def select_share_temperature(judged: Sequence[tuple[Observation, Mapping[str, fl
     does (`causal.verdict.judge`): a run's root confidence is P(failing) x its tempered share,
     a healthy run's is 1 - P(failing). Ties go to the smaller temperature. With a `guard`, the
     best one it accepts (`fit_parameters`: missing evidence must widen,
-    `missing_signal_share`), tried in order of log-loss; the flattest when it accepts none."""
+    `missing_signal_pairs`), tried in order of log-loss; the flattest when it accepts none."""
     from causal.verdict import judge
 
     if not judged:

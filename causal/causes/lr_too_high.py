@@ -17,21 +17,14 @@ from typing import NamedTuple
 from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.localize import first_cause
-from causal.run_queries import failure_step, finite, update_ratios
+from causal.run_queries import failure_step, finite, lr_settings, update_ratios
 from causal.schema.run import Run, State
-from causal.symptoms.optimizer import optimizer_family
+from causal.symptoms.optimizer import optimizer_of
 
 
 def _lrs(run: Run, until: int | None = None) -> dict[int, float]:
     """The learning rate of each param group, as last set at or before step `until`."""
-    out: dict[int, float] = {}
-    for ch in run.settings:
-        if ch.key.startswith("lr/") and (until is None or ch.step <= until):
-            try:
-                out[int(ch.key[3:])] = float(ch.value)
-            except ValueError:
-                continue
-    return out
+    return dict(lr_settings(run, until))
 
 
 #: How many times the learning rate of every other param group one group's must be for a
@@ -160,10 +153,10 @@ class LrTooHigh(CauseNode):
 def _against_usual(run: Run, lr: float) -> str:
     """How `lr` stands against its optimizer family's usual range (`lr_level`), as a clause:
     above it, or within it and still too large for this model; empty for an unknown family."""
-    names = [str(c.value) for c in run.settings if c.key == "optimizer"]
-    family = optimizer_family(names[0]) if names else None
-    if family is None or not math.isfinite(lr) or lr <= 0:
+    optimizer = optimizer_of(run)
+    if optimizer is None or not math.isfinite(lr) or lr <= 0:
         return ""
-    if lr >= family[1]:
-        return f", above {names[0]}'s usual range: high from {family[1]:g}"
-    return f", a usual lr for {names[0]}, too large for this model"
+    name, high, _ = optimizer
+    if lr >= high:
+        return f", above {name}'s usual range: high from {high:g}"
+    return f", a usual lr for {name}, too large for this model"

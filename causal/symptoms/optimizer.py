@@ -11,11 +11,10 @@ a too high lr sits an order of magnitude or more above it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from causal.run_queries import failure_step
+from causal.run_queries import failure_step, lr_settings
 from causal.schema.run import Run
 from causal.symptoms.base import Symptom
 
@@ -40,26 +39,18 @@ def optimizer_family(name: str) -> tuple[str, float, float] | None:
     return None
 
 
+def optimizer_of(run: Run) -> tuple[str, float, float] | None:
+    """(class name, high, very high) of the run's optimizer (`optimizer_family`), or None when
+    the monitor saw none or its family is not known."""
+    names = [str(c.value) for c in run.settings if c.key == "optimizer"]
+    family = optimizer_family(names[0]) if names else None
+    return None if family is None else (names[0], family[1], family[2])
+
+
 def peak_lr(run: Run, until: int | None = None) -> float | None:
     """The largest lr of any parameter group the run set, up to step `until` (a schedule's
     peak; one group's lr far above the others' is still an lr far too high)."""
-    lrs = []
-    for change in run.settings:
-        if not change.key.startswith("lr/") or (until is not None and change.step > until):
-            continue
-        try:
-            lrs.append(float(change.value))
-        except (TypeError, ValueError):
-            continue
-    return max(lrs) if lrs else None
-
-
-def _failed_at(run: Run) -> int | None:
-    """The step the run started to fail (`failure_step`), or its first non-finite loss."""
-    steps = [s for s, v in run.series.get("loss") if not math.isfinite(v)][:1]
-    stop = failure_step(run)
-    steps += [] if stop is None else [stop]
-    return min(steps) if steps else None
+    return max((lr for _, lr in lr_settings(run, until)), default=None)
 
 
 class LrLevel(Symptom):
@@ -73,10 +64,9 @@ class LrLevel(Symptom):
     leak = MappingProxyType({"typical": 0.9, "high": 0.08, "very_high": 0.02})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        names = [str(c.value) for c in run.settings if c.key == "optimizer"]
-        family = optimizer_family(names[0]) if names else None
-        lr = peak_lr(run, _failed_at(run))
-        if family is None or lr is None:
+        optimizer = optimizer_of(run)
+        lr = peak_lr(run, failure_step(run))
+        if optimizer is None or lr is None:
             return self.unobserved()
-        _, high, very_high = family
+        _, high, very_high = optimizer
         return self.graded(lr, ((high, "high"), (very_high, "very_high")), "typical")

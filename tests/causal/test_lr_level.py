@@ -10,19 +10,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from causal.schema.run import Run, Series, SettingChange
+from causal.schema.run import LOSS, Event, EventKind, Run, Series, SettingChange, State
 from causal.symptoms.optimizer import LR_CUTS, LrLevel, optimizer_family, peak_lr
 
 
 def run_with(optimizer: str | None, lrs: list[tuple[int, str, float]], steps: int = 50,
              nan_at: int | None = None) -> Run:
-    """A calm run of `steps` losses (NaN from `nan_at`), the optimizer's class name and
-    (step, group, lr) settings."""
+    """A calm run of `steps` losses (NaN from `nan_at`, with the event the monitor records
+    then), the optimizer's class name and (step, group, lr) settings."""
     settings = [SettingChange(0, "optimizer", optimizer)] if optimizer else []
     settings += [SettingChange(s, f"lr/{g}", str(v)) for s, g, v in lrs]
     loss = tuple(math.nan if nan_at is not None and i >= nan_at else 1.0 - 0.001 * i
                  for i in range(steps))
-    return Run({}, series=Series(tuple(range(steps)), {"loss": loss}), settings=tuple(settings))
+    events = () if nan_at is None else (
+        Event(nan_at, LOSS, EventKind.LOSS_FINITE, State.LOSS_FINITE, State.LOSS_NAN,
+              math.nan, {}),)
+    return Run({}, events=events, series=Series(tuple(range(steps)), {"loss": loss}),
+               settings=tuple(settings))
 
 
 @pytest.mark.parametrize(("name", "family"), [
