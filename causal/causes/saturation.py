@@ -56,7 +56,9 @@ class Saturation(CauseNode):
         """Where saturation starts: at the first step any saturating layer is at least half
         saturated, the most upstream such layer (the layers after it inherit its output).
         When none ever is, the same at the level the saturation symptom already counts
-        (`MODERATE`: a recurrent cell whose saturated fraction is averaged over its calls)."""
+        (`MODERATE`: a recurrent cell whose saturated fraction is averaged over its calls).
+        Else the layer that throttles the gradient (`_throttling_layer`), else the most
+        saturated of the saturating layers (`_most_saturated`)."""
         stop = failure_step(run)
         sat = {n.name for n in run.dag.nodes if n.activation_kind == ActivationKind.SATURATING}
         series = layer_series(run, LayerStat.ACT_SATURATED, until=state_window_end(run))
@@ -64,7 +66,8 @@ class Saturation(CauseNode):
         by_step = _saturated_by_step(series, sat, 0.5) or _saturated_by_step(
             series, sat, MODERATE)
         if not by_step:
-            return _throttling_layer(run) or Localization(None, stop)
+            return (_throttling_layer(run) or _most_saturated(series, sat, order)
+                    or Localization(None, stop))
         step = min(by_step)
         layers = sorted(by_step[step], key=lambda k: order.get(k, 1 << 30))
         best = layers[0]
@@ -135,6 +138,23 @@ def _throttling_layer(run: Run) -> Localization | None:
             f"{start.layers[0]} is {times(10 ** start.attenuation)} smaller than at "
             f"{start.layers[-1]}")
     return Localization(layer, min(start_steps(run)), (), note)
+
+
+def _most_saturated(series: dict[str, list[tuple[int, float]]], sat: set[str],
+                    order: dict[str, int]) -> Localization | None:
+    """When no saturating layer reached `MODERATE` and none throttles the gradient: the one
+    with the largest saturated fraction seen (the most upstream on ties), as the best guess
+    the measurements allow: a recurrent cell's gate statistics, for one, do not show its
+    cell state pinned in the tanh's tails. None when no saturating layer was measured."""
+    peaks = [(max((v for _, v in series[k] if math.isfinite(v)), default=-1.0),
+              -order.get(k, 1 << 30), k) for k in sat if series.get(k)]
+    peaks = [p for p in peaks if p[0] >= 0]
+    if not peaks:
+        return None
+    peak, _, layer = max(peaks)
+    step = next((s for s, v in series[layer] if v >= peak / 2), None)  # when it rose there
+    return Localization(layer, step, (), f"the most saturated of its sigmoid/tanh layers "
+                        f"({peak:.0%} of its units at most)")
 
 
 #: Module types whose saturated fraction is that of their gates

@@ -348,9 +348,19 @@ def test_saturation_below_one_half_everywhere_still_names_the_most_saturated_pla
     run = Run({}, g, (), series(3), (), (window(g, 2, sat, [0, 1, 2]),))
     loc = Saturation().localize(run)
     assert (loc.layer, loc.step) == ("3", 1)
-    low = {k: [min(v, 0.3) for v in vals] for k, vals in sat.items()}  # under the symptom's level
+    # under the symptom's level everywhere, and no layer throttles the gradient: the most
+    # saturated layer is still the best guess (the most upstream on ties, from when it rose)
+    low = {("1", "act_saturated_frac"): [0.05, 0.2, 0.25],
+           ("3", "act_saturated_frac"): [0.02, 0.1, 0.3],
+           ("5", "act_saturated_frac"): [0.1, 0.2, 0.3]}
     run = Run({}, g, (), series(3), (), (window(g, 2, low, [0, 1, 2]),))
-    assert Saturation().localize(run).layer is None
+    loc = Saturation().localize(run)
+    assert (loc.layer, loc.step) == ("3", 2) and "most saturated" in loc.note
+    tie = {k: [0.0, 0.3, 0.3] for k in low}
+    loc = Saturation().localize(Run({}, g, (), series(3), (), (window(g, 2, tie, [0, 1, 2]),)))
+    assert (loc.layer, loc.step) == ("1", 1)
+    # no saturating layer measured at all: no layer to name
+    assert Saturation().localize(Run({}, g, (), series(3), (), ())).layer is None
 
 
 def test_bad_init_reads_each_layers_factor_against_the_layers_that_feed_it():
