@@ -18,7 +18,7 @@ FILES = scenario_files(DATASETS / "train")
 #: Training families the shipped network still misses on seed 0, and why. Strict: a fix that
 #: makes one pass fails the test until it is taken off this list.
 KNOWN_MISSES: dict[str, str] = {
-    # none with the tables fitted on every split but the blind (345 families since session 26), seed 0,
+    # none with the tables fitted on every split but the blind (345 families), seed 0,
     # 2026-12-02: the last two (a contrastive CNN's NaN born in its head, ReLUs a far too high
     # SGD lr killed) are right since the network reads the lr itself (`lr_level`)
 }
