@@ -146,9 +146,8 @@ def _most_saturated(series: dict[str, list[tuple[int, float]]], sat: set[str],
     with the largest saturated fraction seen (the most upstream on ties), as the best guess
     the measurements allow: a recurrent cell's gate statistics, for one, do not show its
     cell state pinned in the tanh's tails. None when no saturating layer was measured."""
-    peaks = [(max((v for _, v in series[k] if math.isfinite(v)), default=-1.0),
-              -order.get(k, 1 << 30), k) for k in sat if series.get(k)]
-    peaks = [p for p in peaks if p[0] >= 0]
+    peaks = [(max(seen), -order.get(k, 1 << 30), k)
+             for k in sat if (seen := finite(v for _, v in series.get(k, ())))]
     if not peaks:
         return None
     peak, _, layer = max(peaks)
