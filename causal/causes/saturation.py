@@ -111,8 +111,9 @@ class Saturation(CauseNode):
                 "pre-activations stay near 0",
                 "shrink the pre-activations: lower lr, clip gradients",
             ]
+        verb = "saturates" if loc.layer is not None else "saturate"
         return [
-            f"{where} saturates: use a non-saturating activation (ReLU/GELU/LeakyReLU) there",
+            f"{where} {verb}: use a non-saturating activation (ReLU/GELU/LeakyReLU) there",
             "or put a LayerNorm/BatchNorm before it so its pre-activations stay near 0",
             "shrink the pre-activations: xavier_uniform_ init, lower lr, clip gradients",
         ]

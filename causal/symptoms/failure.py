@@ -176,13 +176,17 @@ class LossPattern(Symptom):
         stop = nonfinite_step(run)  # a plateau or divergence is the failure: keep it
         kinds = [e.to_state for e in run.events if e.kind == EventKind.LOSS
                  and (stop is None or e.step <= stop)]
-        if State.LOSS_DIVERGING in kinds:
+        pts = [(s, v) for s, v in losses(run) if math.isfinite(v) and (stop is None or s <= stop)]
+        vals = [v for _, v in pts]
+        rise = _divergence_began(run)
+        if rise is not None and (stop is not None or not _came_back(pts, rise)):
             return self.hard("diverging")
-        vals = [v for s, v in losses(run) if math.isfinite(v) and (stop is None or s <= stop)]
         if len(vals) >= 8:
             first, last = statistics.fmean(vals[:4]), statistics.fmean(vals[-4:])
             if first > 0 and last > 10 * first:
                 return self.hard("diverging")
+        if len(vals) >= 20 and _ended_far_above(vals):
+            return self.hard("diverging")
         if State.LOSS_SPIKE in kinds:
             return self.hard("spike_recover")
         overshot = _overshot(vals)
@@ -199,6 +203,52 @@ class LossPattern(Symptom):
                 # stall the more certain
                 return {plateau: 0.8 if overshot else 0.6, "steady": 0.2 if overshot else 0.4}
         return self.hard("steady")
+
+
+#: How far above the losses just before a rise the last fifth of them may sit for the rise to
+#: be one they came back from, and how many losses before it say where they were.
+CAME_BACK_MARGIN, CAME_BACK_BEFORE = 1.5, 5
+
+
+#: How many times where the losses began (`_head`) the mean of their last fifth must be for
+#: a run that never came down to have diverged.
+ENDED_ABOVE = 3.0
+
+
+def _ended_far_above(vals: list[float]) -> bool:
+    """The (positive) losses ended, over their last fifth, ENDED_ABOVE times or more above
+    where they began: far too large steps keep throwing the model around (a dead network's
+    output bias swinging), no plateau."""
+    head = _head(vals)
+    return head > 0 and statistics.fmean(vals[-(len(vals) // 5):]) >= ENDED_ABOVE * head
+
+
+def _divergence_began(run: Run) -> int | None:
+    """The step the loss left its steady regime on the way to its first divergence (a spike
+    that turned into one began at the spike), or None when it never diverged."""
+    began = None
+    for e in sorted((e for e in run.events if e.kind == EventKind.LOSS), key=lambda e: e.step):
+        if e.from_state == State.LOSS_STEADY or began is None:
+            began = e.step
+        if e.to_state == State.LOSS_DIVERGING:
+            return began
+    return None
+
+
+def _came_back(pts: list[tuple[int, float]], rise: int) -> bool:
+    """The (positive, finite) losses `pts` (step, loss) came back from the rise that began at
+    step `rise` (`_divergence_began`): the mean of their last fifth is within CAME_BACK_MARGIN
+    of where they were just before it (the median of the last CAME_BACK_BEFORE losses before
+    it; the untrained model's loss for a rise on the first steps). Far too large first steps
+    throw the loss up once, then the model settles at chance (dead or saturated units, a
+    constant output): the run's failure is the plateau it ended on, not a divergence. A run
+    that had learned, then blew up and settled at chance, did not come back."""
+    vals = [v for _, v in pts]
+    if len(vals) < 20:
+        return False
+    before = [v for s, v in pts if s < rise][-CAME_BACK_BEFORE:]
+    level = statistics.median(before) if before else vals[0]
+    return level > 0 and statistics.fmean(vals[-(len(vals) // 5):]) <= CAME_BACK_MARGIN * level
 
 
 #: `_lost_early_best`: the least number of losses, and how far above the early best (as a
