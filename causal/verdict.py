@@ -12,11 +12,13 @@ certain.
 
 Two additions, both for runs unlike the ones the tables were fitted on. The shares are tempered
 by a fitted temperature (`tempered`). And a run may fail for a reason outside the catalogue: an
-`UNEXPLAINED` alternative competes with the causes for the share, explaining how the loss ended
-(the `outcome` symptom) and nothing else (every other symptom as with no cause). A run whose
-symptoms no cause predicts is then reported with its root cause unsure (when it is failing at
-all), not with the least bad cause at 0.8 (a stalled layer with a normal share of zero units
-blamed on dead ReLUs).
+`UNEXPLAINED` alternative competes with the causes for the share, explaining how the loss failed
+(`UNEXPLAINED_LOSS`: how it ended, its shape and when the trouble began) and nothing else (every
+other symptom, the ones measured inside the model, as with no cause). A run whose only abnormal
+signal is its loss is then reported with its root cause unsure (when it is failing at all), not
+with the least bad cause at 0.8 (a stalled layer with a normal share of zero units blamed on
+dead ReLUs; a GAN generator, whose loss rises as its discriminator learns while its own
+gradients, updates and activations stay ordinary, blamed on saturation with none measured).
 
 A floor on P(failing) at P(stalled) was tried and dropped: a loss that does not fall is no
 failure when it is not a distance to a target (a GAN generator's loss rises as its
@@ -44,14 +46,21 @@ if TYPE_CHECKING:
     from causal.network import CausalNetwork
 
 
-#: The prior of a failure from a cause outside the catalogue, and how such a run ends (the
-#: `outcome` symptom's states). Hand-set: the fitted runs all have a catalogued cause, so they
-#: cannot price it (leave-one-family-out, a prior of 0.005-0.05 moves top-1 by nothing and the
+#: The prior of a failure from a cause outside the catalogue, and how its loss fails: how it
+#: ends (`outcome`), its shape (`loss_pattern`) and when trouble begins (`onset`), spread over
+#: the failing states. Hand-set: the fitted runs all have a catalogued cause, so they cannot
+#: price it (leave-one-family-out, a prior of 0.005-0.05 moves top-1 by nothing and the
 #: log-loss by under 0.01); it matters on a run whose symptoms no cause predicts.
 UNEXPLAINED = "unexplained"
 UNEXPLAINED_PRIOR = 0.01
-UNEXPLAINED_OUTCOME = MappingProxyType({"learned": 0.05, "stalled": 0.75, "nonfinite": 0.2})
 OUTCOME = "outcome"
+UNEXPLAINED_LOSS: Mapping[str, Mapping[str, float]] = MappingProxyType({
+    OUTCOME: MappingProxyType({"learned": 0.05, "stalled": 0.75, "nonfinite": 0.2}),
+    "loss_pattern": MappingProxyType({"steady": 0.1, "spike_recover": 0.1, "oscillating": 0.15,
+                                      "diverging": 0.25, "plateau": 0.3,
+                                      "overshoot_plateau": 0.1}),
+    "onset": MappingProxyType({"none": 0.1, "start": 0.4, "early": 0.25, "late": 0.25}),
+})
 
 
 @dataclass(frozen=True)
@@ -77,24 +86,37 @@ def tempered(shares: Mapping[str, float], temperature: float) -> dict[str, float
 
 
 def judge(present: Mapping[str, float], log_odds: Mapping[str, float],
-          evidence: Mapping[str, Mapping[str, float]], outcome_none: Mapping[str, float] | None,
+          evidence: Mapping[str, Mapping[str, float]],
+          none_columns: Mapping[str, Mapping[str, float]] | None,
           share_temperature: float = 1.0) -> Verdict:
     """The `Verdict` from the calibrated marginals `present`, the causes' single-fault
-    `log_odds` (`CausalNetwork.root_log_odds`), the `evidence` (its `outcome`) and the outcome's
-    distribution with no cause (`outcome_none`; None, or no outcome in the evidence: no
-    unexplained alternative)."""
+    `log_odds` (`CausalNetwork.root_log_odds`), the `evidence` and the loss symptoms'
+    distributions with no cause (`none_columns`, by symptom name: `loss_columns`). No unexplained
+    alternative without the `outcome` symptom in both."""
     failing = max(present.values(), default=0.0)
-    outcome = evidence.get(OUTCOME)
     logs = dict(log_odds)
-    if outcome is not None and outcome_none is not None:
-        fit = math.fsum(UNEXPLAINED_OUTCOME.get(s, 0.0) * p for s, p in outcome.items())
-        none = math.fsum(outcome_none.get(s, 0.0) * p for s, p in outcome.items())
-        logs[UNEXPLAINED] = (math.log(UNEXPLAINED_PRIOR) - math.log1p(-UNEXPLAINED_PRIOR)
-                             + math.log(max(fit, 1e-300)) - math.log(max(none, 1e-300)))
+    columns = none_columns or {}
+    if OUTCOME in evidence and OUTCOME in columns:
+        total = math.log(UNEXPLAINED_PRIOR) - math.log1p(-UNEXPLAINED_PRIOR)
+        for name, own in UNEXPLAINED_LOSS.items():
+            seen, none = evidence.get(name), columns.get(name)
+            if seen is None or none is None:
+                continue
+            fit = math.fsum(own.get(s, 0.0) * p for s, p in seen.items())
+            base = math.fsum(none.get(s, 0.0) * p for s, p in seen.items())
+            total += math.log(max(fit, 1e-300)) - math.log(max(base, 1e-300))
+        logs[UNEXPLAINED] = total
     shares = tempered(normalised(logs), share_temperature)
     root = {c: failing * shares.get(c, 0.0) for c in present}
     return Verdict(failing, MappingProxyType(dict(present)), MappingProxyType(root),
                    failing * shares.get(UNEXPLAINED, 0.0))
+
+
+def loss_columns(network: CausalNetwork) -> dict[str, dict[str, float]]:
+    """The loss symptoms of `UNEXPLAINED_LOSS` with their distributions when no cause is present
+    (those the network has)."""
+    return {name: col for name in UNEXPLAINED_LOSS
+            if (col := network.none_column(name)) is not None}
 
 
 def verdict(network: CausalNetwork, evidence: Mapping[str, Mapping[str, float]],
@@ -103,5 +125,5 @@ def verdict(network: CausalNetwork, evidence: Mapping[str, Mapping[str, float]],
     """The `Verdict` of `evidence` under `network`, the marginals mapped by `calibrate`
     (default: none), the root shares tempered by `share_temperature` (`tempered`)."""
     present = calibrate(network.posteriors(evidence))
-    return judge(present, network.root_log_odds(evidence), evidence,
-                 network.none_column(OUTCOME), share_temperature)
+    return judge(present, network.root_log_odds(evidence), evidence, loss_columns(network),
+                 share_temperature)

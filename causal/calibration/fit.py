@@ -573,7 +573,7 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
     tops: list[float] = []
     right: list[bool] = []
     judged: list[tuple[Observation, dict[str, float], dict[str, float],
-                       dict[str, float] | None]] = []
+                       dict[str, dict[str, float]]]] = []
     folds = (cross_fitted(observations, registry, ess) if len(families) >= 2
              else [(list(observations), base.apply(registry))])
     for mine, fold in folds:
@@ -637,25 +637,27 @@ SHARE_TEMPERATURES = (1.0, 1.1, 1.2, 1.25, 1.3, 1.35, 1.4, 1.5, 1.75, 2.0, 2.5, 
 
 def _judged(observations: Sequence[Observation], registry: Registry
             ) -> list[tuple[Observation, dict[str, float], dict[str, float],
-                            dict[str, float] | None]]:
+                            dict[str, dict[str, float]]]]:
     """Per observation: its uncalibrated marginals, its causes' single-fault log-odds and the
-    outcome's distribution with no cause, under `registry`."""
+    loss symptoms' distributions with no cause (`causal.verdict.loss_columns`), under
+    `registry`."""
     from causal.network import get_network
-    from causal.verdict import OUTCOME
+    from causal.verdict import loss_columns
 
     net = get_network(registry)
-    return [(ob, net.posteriors(ob.evidence), net.root_log_odds(ob.evidence),
-             net.none_column(OUTCOME)) for ob in observations]
+    columns = loss_columns(net)
+    return [(ob, net.posteriors(ob.evidence), net.root_log_odds(ob.evidence), columns)
+            for ob in observations]
 
 
 def select_share_temperature(judged: Sequence[tuple[Observation, Mapping[str, float],
                                                     Mapping[str, float],
-                                                    Mapping[str, float] | None]],
+                                                    Mapping[str, Mapping[str, float]]]],
                              cal: Calibration,
                              candidates: Sequence[float] = SHARE_TEMPERATURES,
                              guard: Callable[[float], bool] | None = None) -> float:
     """The root-share temperature with the lowest log-loss of the true label over `judged`
-    (observation, marginals, single-fault log-odds, the outcome with no cause; cross-fitted by
+    (observation, marginals, single-fault log-odds, the loss symptoms with no cause; cross-fitted by
     family in `fit_parameters`), the marginals through `cal`, each run judged as `diagnose`
     does (`causal.verdict.judge`): a run's root confidence is P(failing) x its tempered share,
     a healthy run's is 1 - P(failing). Ties go to the smaller temperature. With a `guard`, the
@@ -668,9 +670,9 @@ def select_share_temperature(judged: Sequence[tuple[Observation, Mapping[str, fl
     scores: dict[float, float] = {}
     for t in candidates:
         total = 0.0
-        for ob, present, log_odds, outcome_none in judged:
-            v = judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence,
-                      outcome_none, t)
+        for ob, present, log_odds, columns in judged:
+            v = judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence, columns,
+                      t)
             q = (1.0 - v.failing) if ob.cause == HEALTHY else v.root.get(ob.cause, 0.0)
             total -= math.log(min(max(q, EPS), 1.0))
         scores[float(t)] = total / len(judged)

@@ -141,15 +141,20 @@ def _throttling_layer(run: Run) -> Localization | None:
     return Localization(layer, min(start_steps(run)), (), note)
 
 
+#: The least saturated fraction `_most_saturated` names a layer for.
+SEEN_SATURATED = 0.01
+
+
 def _most_saturated(series: dict[str, list[tuple[int, float]]], sat: set[str],
                     order: dict[str, int]) -> Localization | None:
     """When no saturating layer reached `MODERATE` and none throttles the gradient: the one
     with the largest saturated fraction seen (the most upstream on ties), as the best guess
     the measurements allow: a recurrent cell's gate statistics, for one, do not show its
-    cell state pinned in the tanh's tails. None when no saturating layer was measured."""
+    cell state pinned in the tanh's tails. None when no saturating layer was measured with at
+    least SEEN_SATURATED of its units saturated: a layer with none is no guess at all."""
     peaks = [(max(seen), -order.get(k, 1 << 30), k)
              for k in sat if (seen := finite(v for _, v in series.get(k, ())))]
-    if not peaks:
+    if not peaks or max(peaks)[0] < SEEN_SATURATED:
         return None
     peak, _, layer = max(peaks)
     step = next((s for s, v in series[layer] if v >= peak / 2), None)  # when it rose there

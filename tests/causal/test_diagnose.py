@@ -359,8 +359,11 @@ def test_saturation_below_one_half_everywhere_still_names_the_most_saturated_pla
     tie = {k: [0.0, 0.3, 0.3] for k in low}
     loc = Saturation().localize(Run({}, g, (), series(3), (), (window(g, 2, tie, [0, 1, 2]),)))
     assert (loc.layer, loc.step) == ("1", 1)
-    # no saturating layer measured at all: no layer to name
+    # no saturating layer measured at all, or none with a saturated unit: no layer to name
     assert Saturation().localize(Run({}, g, (), series(3), (), ())).layer is None
+    none = {k: [0.0, 0.0, 0.004] for k in low}
+    assert Saturation().localize(
+        Run({}, g, (), series(3), (), (window(g, 2, none, [0, 1, 2]),))).layer is None
 
 
 def test_bad_init_reads_each_layers_factor_against_the_layers_that_feed_it():

@@ -159,7 +159,7 @@ def test_what_no_cause_predicts_stays_unexplained():
     from causal.verdict import judge
 
     present = {"lr": 0.7, "relu": 0.6}
-    none = {"learned": 0.95, "stalled": 0.03, "nonfinite": 0.02}
+    none = {"outcome": {"learned": 0.95, "stalled": 0.03, "nonfinite": 0.02}}
     stalled = {"outcome": {"learned": 0.0, "stalled": 1.0, "nonfinite": 0.0}}
     # no cause fits the evidence (log-odds far below the prior's): the failure is unexplained
     quiet = judge(present, {"lr": -12.0, "relu": -11.0}, stalled, none)
@@ -177,3 +177,32 @@ def test_what_no_cause_predicts_stays_unexplained():
     plain = judge(present, {"lr": 0.0, "relu": 0.0}, {}, None)
     assert plain.unexplained == 0.0 and plain.failing == 0.7
     assert plain.root["lr"] == pytest.approx(0.35)
+
+
+def test_a_failure_seen_only_in_the_loss_is_left_unexplained_rather_than_blamed():
+    """A run whose loss rose from the start and ended high while every signal measured inside
+    the model stayed ordinary (a GAN generator as its discriminator learns): the causes fit the
+    loss's shape and timing only as well as an unknown cause does, so the unknown cause, which
+    predicts nothing else, takes the larger share; evidence inside the model that a cause
+    predicts still wins it back."""
+    from causal.verdict import judge
+
+    present = {"saturation": 0.9, "lr": 0.3}
+    none = {"outcome": {"learned": 0.9, "stalled": 0.08, "nonfinite": 0.02},
+            "loss_pattern": {"steady": 0.8, "spike_recover": 0.07, "oscillating": 0.05,
+                             "diverging": 0.03, "plateau": 0.04, "overshoot_plateau": 0.01},
+            "onset": {"none": 0.85, "start": 0.05, "early": 0.05, "late": 0.05}}
+    loss_only = {"outcome": {"stalled": 1.0}, "loss_pattern": {"diverging": 1.0},
+                 "onset": {"start": 1.0}}
+    # each cause's single-fault log-odds: its prior and how well it fits the loss alone
+    weak = {"saturation": math.log(0.04 / 0.96) + math.log(8 * 3 * 4),
+            "lr": math.log(0.08 / 0.92) + math.log(7 * 3 * 8) - 4.0}
+    seen = judge(present, weak, loss_only, none)
+    assert seen.unexplained > seen.root["saturation"] > seen.root["lr"]
+    assert math.fsum(seen.root.values()) + seen.unexplained == pytest.approx(seen.failing)
+    # judged on how the loss ended alone, the same evidence blames saturation
+    ended = judge(present, weak, loss_only, {"outcome": none["outcome"]})
+    assert ended.root["saturation"] > 0.5 * ended.failing > ended.unexplained
+    # saturated units measured inside the model: saturation takes the share back
+    strong = dict(weak, saturation=weak["saturation"] + math.log(30.0))
+    assert judge(present, strong, loss_only, none).root["saturation"] > 0.5 * seen.failing

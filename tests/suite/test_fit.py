@@ -490,9 +490,9 @@ def test_select_ess_prefers_the_value_that_predicts_a_left_out_family(reg):
 # ---------------------------------------------------------------- the root-share temperature
 
 
-def _judged(cause: str, shares: dict[str, float]) -> tuple[Observation, dict, dict, None]:
+def _judged(cause: str, shares: dict[str, float]) -> tuple[Observation, dict, dict, dict]:
     ob_ = Observation("f", "f", 0, cause, {})
-    return ob_, {c: 0.99 for c in shares}, {c: math.log(s) for c, s in shares.items()}, None
+    return ob_, {c: 0.99 for c in shares}, {c: math.log(s) for c, s in shares.items()}, {}
 
 
 def test_the_share_temperature_flattens_shares_that_are_sharp_and_often_wrong():
