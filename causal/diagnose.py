@@ -288,10 +288,13 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
             lines.append(f"Failing ({failing:.2f}, not certain); if it is, the root cause is "
                          f"{top.cause} ({top.confidence / failing:.0%} of it):")
         else:
+            outside = (f" (a cause outside the catalogue fits it best, {unexplained:.2f}: "
+                       f"{_how_it_failed(run)}, and no known cause predicts the rest)"
+                       if hypotheses and unexplained > hypotheses[0].confidence else "")
             lines.append(
                 f"Failing ({failing:.2f}), root cause unsure: the evidence fits "
                 + (" and ".join(close[:3]) if len(close) > 1 else "no single cause well")
-                + "; each is below with its evidence and fixes.")
+                + outside + "; each is below with its evidence and fixes.")
     for h in hypotheses:
         if h is not hypotheses[0] and h.confidence < SHOWN_AFTER_FIRST:
             break

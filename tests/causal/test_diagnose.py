@@ -989,6 +989,27 @@ def test_a_failing_verdict_with_no_catalogued_cause_says_so():
                            "evidence (unexplained 0.97).")
 
 
+def test_an_unsure_verdict_says_when_a_cause_outside_the_catalogue_fits_best():
+    """The unknown cause takes 0.50 of a 0.90 failure, more than any catalogued one but under
+    the share that calls it outside the catalogue: the report is unsure, and says what the
+    unknown cause explains."""
+    from causal.diagnose import format_diagnosis
+    from causal.hypothesis import Hypothesis
+    from causal.schema.run import LayerGraph, Run, Series
+
+    n = 100
+    run = Run({"model_class": "Net"}, LayerGraph("fx", (), ()), (),
+              Series(tuple(range(n)), {"loss": tuple(1.0 + 0.04 * i for i in range(n))}), (), ())
+    sat = Hypothesis("saturation", 0.31, None, None, "Activation saturation")
+    text = format_diagnosis(run, [sat], failing=0.9, unexplained=0.5)
+    assert text.startswith("Failing (0.90), root cause unsure: the evidence fits no single "
+                           "cause well (a cause outside the catalogue fits it best, 0.50: the "
+                           "loss ended at "), text
+    # a catalogued cause ahead of the unknown one: no such clause
+    ahead = format_diagnosis(run, [sat], failing=0.9, unexplained=0.2)
+    assert "outside the catalogue" not in ahead
+
+
 def test_an_unexplained_failure_names_where_its_first_non_finite_value_was_born():
     from causal.diagnose import Diagnosis
     from causal.schema.run import Event, EventKind, LayerGraph, Run, Series
