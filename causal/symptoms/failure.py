@@ -393,7 +393,8 @@ LEARNED_AT, STALLED_AT = 0.8, 0.9
 class Outcome(Symptom):
     """How the run ended: a non-finite loss, a loss that did not learn, or one that learned
     (`LEARNED_AT`, `STALLED_AT`: the last tenth against the first steps, or against the
-    untrained model's loss when the first updates threw it up); unobserved when the loss
+    untrained model's loss when the first updates threw it up, and against where the loss
+    stood after its first few updates, `EARLY_STEPS`); unobserved when the loss
     cannot say (fewer than STALL_MIN_STEPS steps, a loss that goes negative or has no level).
     A run that learned with every value finite is what a healthy run looks like to the person
     who trained it."""
@@ -418,5 +419,14 @@ class Outcome(Symptom):
         tail = statistics.median(loss_tail(vals))
         if not head > 0:
             return self.unobserved()
-        stalled = min(1.0, max(0.0, (tail / head - LEARNED_AT) / (STALLED_AT - LEARNED_AT)))
+        # no progress after the first few steps is a stall too: a loss that fell only while
+        # an output bias found the targets' mean, then sat there (the scenario contract's
+        # stall test compares against the lowest of the first five losses)
+        early = statistics.median(vals[EARLY_STEPS[0]:EARLY_STEPS[1]])
+        ratio = max(tail / head, tail / early if early > 0 else 0.0)
+        stalled = min(1.0, max(0.0, (ratio - LEARNED_AT) / (STALLED_AT - LEARNED_AT)))
         return {"learned": 1.0 - stalled, "stalled": stalled, "nonfinite": 0.0}
+
+
+#: The steps whose median loss says where the loss stood after its first few updates.
+EARLY_STEPS = (3, 8)

@@ -175,7 +175,9 @@ def test_a_loss_thrown_up_by_the_first_updates_learned_only_below_the_untrained_
     from causal.symptoms.failure import LEARNED_AT, STALLED_AT, Outcome
 
     g = stack("ReLU", 3)
-    loss = [2.0, 2.0 * peak, 2.0 * peak, 2.0 * (1 + peak) / 2] + [2.0 * end] * 96
+    back = 2.0 * (1 + peak) / 2  # on its way down, then a steady descent to `end`
+    loss = ([2.0, 2.0 * peak, 2.0 * peak] + [back + (2.0 * end - back) * i / 40 for i in range(41)]
+            + [2.0 * end] * 56)
     seen = Outcome().evidence(run_of(g, loss))
     if end <= LEARNED_AT:
         assert seen["learned"] == 1.0
@@ -223,6 +225,25 @@ def test_a_loss_that_ended_far_above_its_start_diverged_even_without_a_transitio
         assert top == "diverging"
     elif end <= 0.98 * ENDED_ABOVE:
         assert top != "diverging"
+
+
+@settings(max_examples=40, deadline=None)
+@given(floor=st.floats(min_value=0.1, max_value=0.9), later=st.floats(min_value=0.2, max_value=1.0))
+def test_a_loss_that_fell_only_in_its_first_steps_stalled(floor, later):
+    """The loss falls from 1.3 to `floor` x 1.3 within four steps (an output bias finding the
+    targets' mean), then ends at `later` x that level: ending where the first updates left it
+    is a stall, however far those first steps fell; falling well below it is learning."""
+    from causal.symptoms.failure import LEARNED_AT, STALLED_AT, Outcome
+
+    noise = random.Random(2)
+    start, low = 1.3, 1.3 * floor
+    drop = [start + (low - start) * i / 4 for i in range(5)]
+    rest = [low * (1 + (later - 1) * i / 95) * (1 + 0.005 * noise.random()) for i in range(95)]
+    seen = Outcome().evidence(run_of(stack("ReLU", 3), drop + rest))
+    if later >= 1.02 * STALLED_AT:
+        assert seen["stalled"] == 1.0
+    elif later <= 0.98 * LEARNED_AT:
+        assert seen["learned"] == 1.0 or floor > LEARNED_AT  # a small first drop: the start
 
 
 # ---------------------------------------------------------------- causes before consequences
