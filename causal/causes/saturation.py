@@ -154,9 +154,11 @@ def _most_saturated(series: dict[str, list[tuple[int, float]]], sat: set[str],
     least SEEN_SATURATED of its units saturated: a layer with none is no guess at all."""
     peaks = [(max(seen), -order.get(k, 1 << 30), k)
              for k in sat if (seen := finite(v for _, v in series.get(k, ())))]
-    if not peaks or max(peaks)[0] < SEEN_SATURATED:
+    if not peaks:
         return None
     peak, _, layer = max(peaks)
+    if peak < SEEN_SATURATED:
+        return None
     step = next((s for s, v in series[layer] if v >= peak / 2), None)  # when it rose there
     return Localization(layer, step, (), f"the most saturated of its sigmoid/tanh layers "
                         f"({peak:.0%} of its units at most)")

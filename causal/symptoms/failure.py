@@ -105,7 +105,12 @@ def _no_progress(vals: list[float]) -> bool:
     if len(vals) < 20:
         return False
     head = _head(vals)
-    return head > 0 and statistics.fmean(vals[-(len(vals) // 5):]) > 0.95 * head
+    return head > 0 and _last_fifth(vals) > 0.95 * head
+
+
+def _last_fifth(vals: list[float]) -> float:
+    """The mean of the last fifth of the (at least 5) losses `vals`: where they ended."""
+    return statistics.fmean(vals[-(len(vals) // 5):])
 
 
 def _head(vals: list[float]) -> float:
@@ -220,7 +225,7 @@ def _ended_far_above(vals: list[float]) -> bool:
     where they began: far too large steps keep throwing the model around (a dead network's
     output bias swinging), no plateau."""
     head = _head(vals)
-    return head > 0 and statistics.fmean(vals[-(len(vals) // 5):]) >= ENDED_ABOVE * head
+    return head > 0 and _last_fifth(vals) >= ENDED_ABOVE * head
 
 
 def _divergence_began(run: Run) -> int | None:
@@ -248,7 +253,7 @@ def _came_back(pts: list[tuple[int, float]], rise: int) -> bool:
         return False
     before = [v for s, v in pts if s < rise][-CAME_BACK_BEFORE:]
     level = statistics.median(before) if before else vals[0]
-    return level > 0 and statistics.fmean(vals[-(len(vals) // 5):]) <= CAME_BACK_MARGIN * level
+    return level > 0 and _last_fifth(vals) <= CAME_BACK_MARGIN * level
 
 
 #: `_lost_early_best`: the least number of losses, and how far above the early best (as a
@@ -388,6 +393,8 @@ def gradient_growing(run: Run, step: int) -> bool:
 #: (shared in between). Medians, not the contract's minimum and mean: one lucky or unlucky
 #: minibatch of a noisy loss does not decide it.
 LEARNED_AT, STALLED_AT = 0.8, 0.9
+#: The steps whose median loss says where the loss stood after its first few updates.
+EARLY_STEPS = (3, 8)
 
 
 class Outcome(Symptom):
@@ -426,7 +433,3 @@ class Outcome(Symptom):
         ratio = max(tail / head, tail / early if early > 0 else 0.0)
         stalled = min(1.0, max(0.0, (ratio - LEARNED_AT) / (STALLED_AT - LEARNED_AT)))
         return {"learned": 1.0 - stalled, "stalled": stalled, "nonfinite": 0.0}
-
-
-#: The steps whose median loss says where the loss stood after its first few updates.
-EARLY_STEPS = (3, 8)
