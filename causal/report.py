@@ -42,7 +42,9 @@ def describe_origin(run: Run, ev: Event) -> str:
     elif birth.inputs_finite is False:
         text += "; its inputs were already non-finite"
     if birth.tensor == "target":
-        text += "; in the targets"
+        text += "; in the targets" if run.targets_given else (
+            "; in a tensor the loss took beside the model's output (the targets, or a value "
+            "the loss computed from them)")
     if birth.argument:
         text += f"; in the model's argument {birth.argument!r}, not the measured batch"
     if birth.fp32_finite is True:

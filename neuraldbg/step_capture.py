@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from causal.schema.run import ActivationKind
+from causal.schema.run import TARGETS_META, ActivationKind, TargetsSource
 from causal.schema.run_file import RunWriter
 from neuraldbg.capture.forward_calls import forward_call, weights_version
 from neuraldbg.capture.forward_state import EMPTY, ForwardState
@@ -108,6 +108,7 @@ class StepCapture:
         self.scaler = scaler
         self.clock = clock
         self.reporter = reporter
+        self.targets_source: TargetsSource | None = None  # `_note_targets_source`
         self.names = [u.name for u in units]
         self.kinds = [str(u.kind) for u in units]
         self.grouper = NormGrouper([u.params for u in units])
@@ -701,6 +702,7 @@ class StepCapture:
                                  "a row (their gradients were not finite at any scale)")
 
     def _close(self, step: int, b: StepBuffer) -> None:
+        self._note_targets_source(b)
         if not b.targets and b.found_targets:
             b.targets = b.found_targets
         if self.grads.pending:  # a backward pass that did not reach its end (it raised)
@@ -721,6 +723,18 @@ class StepCapture:
                 and not b.optimizer_stepped:
             self.hunt_now(b)  # the update was not applied (a GradScaler skipped it)
         self.analyzer.submit(raw, b)
+
+    def _note_targets_source(self, b: StepBuffer) -> None:
+        """Keep in the run file's meta where the targets came from (`TARGETS_META`): "given"
+        (record_loss's `target=`, or the labels a model computing its own loss was passed) or
+        "found" (tensors the loss's graph saved besides the model's output: the labels, or a
+        value the loss computed from them). Given once is given for the run."""
+        source = TargetsSource.GIVEN if b.targets else \
+            TargetsSource.FOUND if b.found_targets else None
+        if source is None or self.targets_source in (source, TargetsSource.GIVEN):
+            return
+        self.targets_source = source
+        self.writer.set_meta(**{TARGETS_META: str(source)})
 
     def act_from_stash(self, b: StepBuffer) -> dict[int, list[float]]:
         """Full activation statistics of step `b` from its kept outputs (extra sync)."""

@@ -35,7 +35,7 @@ class BadInit(CauseNode):
         "init_depth_trend": {"flat": 0.1, "growing": 0.6, "shrinking": 0.3},
         "onset": {"none": 0.05, "start": 0.7, "early": 0.2, "late": 0.05},
         "grad_regime": {"healthy": 0.1, "exploding": 0.4, "vanishing": 0.35, "both": 0.15},
-        "nonfinite_birth": {"none": 0.4, "input": 0.01, "forward_op": 0.02,
+        "nonfinite_birth": {"none": 0.395, "input": 0.01, "target": 0.005, "forward_op": 0.02,
                             "forward_layer": 0.4, "loss": 0.15, "backward": 0.02},
         "loss_pattern": {"steady": 0.1, "spike_recover": 0.05, "oscillating": 0.1,
                          "diverging": 0.35, "plateau": 0.35,

@@ -75,7 +75,7 @@ class LrTooHigh(CauseNode):
                          "diverging": 0.45, "plateau": 0.03,
                          "overshoot_plateau": 0.07},
         "grad_regime": {"healthy": 0.15, "exploding": 0.6, "vanishing": 0.1, "both": 0.15},
-        "nonfinite_birth": {"none": 0.3, "input": 0.01, "forward_op": 0.03,
+        "nonfinite_birth": {"none": 0.295, "input": 0.01, "target": 0.005, "forward_op": 0.03,
                             "forward_layer": 0.4, "loss": 0.2, "backward": 0.06},
         "onset": {"none": 0.05, "start": 0.15, "early": 0.6, "late": 0.2},
         "input_outlier": {"none": 0.97, "outlier": 0.02, "nonfinite": 0.005,

@@ -15,7 +15,18 @@ from types import MappingProxyType
 from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.run_queries import first_origin, layer_label, loss_output_at_bound
-from causal.schema.run import Direction, Run
+from causal.schema.run import LOSS, Direction, Event, Run
+
+#: The note of an op placed in the loss because the first non-finite value was a target the
+#: monitor found in the loss's graph: the loss may have computed it from the labels.
+FROM_TARGETS_NOTE = ("a corrupt label looks the same from the loss's graph: "
+                     "record_loss(loss, target=y) tells the two apart")
+
+
+def _from_targets(run: Run, origin: Event) -> bool:
+    """The first non-finite value was in targets found in the loss's graph, not given."""
+    return (origin.birth.direction == Direction.INPUT and origin.birth.tensor == "target"
+            and not run.targets_given)
 
 
 class UnsafeOp(CauseNode):
@@ -24,7 +35,7 @@ class UnsafeOp(CauseNode):
     summary = "A numerically unsafe operation"
     likelihoods = MappingProxyType({
         "outcome": FAILED_OUTCOME,
-        "nonfinite_birth": {"none": 0.02, "input": 0.01, "forward_op": 0.55,
+        "nonfinite_birth": {"none": 0.02, "input": 0.01, "target": 0.05, "forward_op": 0.5,
                             "forward_layer": 0.05, "loss": 0.22, "backward": 0.15},
         "onset": {"none": 0.02, "start": 0.2, "early": 0.28, "late": 0.5},
         "grad_regime": {"healthy": 0.7, "exploding": 0.15, "vanishing": 0.1, "both": 0.05},
@@ -44,6 +55,8 @@ class UnsafeOp(CauseNode):
         layer = loss_output_at_bound(origin)
         if layer is not None:  # the loss met outputs sitting on its singular points
             return Localization(layer, origin.step, (origin,))
+        if _from_targets(run, origin):
+            return Localization(LOSS, origin.step, (origin,), FROM_TARGETS_NOTE)
         return Localization(origin.layer_name, origin.step, (origin,))
 
     def describe(self, run: Run, loc: Localization) -> str:
@@ -56,6 +69,10 @@ class UnsafeOp(CauseNode):
             else ""
         label = layer_label(run, loc.layer)
         state = origin.to_state if origin else "non-finite"
+        if loc.note == FROM_TARGETS_NOTE:
+            return (f"An unsafe op in the loss produced {state} at step {loc.step} from the "
+                    "targets: the tensor it compared the model's output with was already "
+                    f"{state} (a division by the targets' spread, a log of them)")
         if origin is not None and loss_output_at_bound(origin) == loc.layer:
             birth = origin.birth
             return (f"An unsafe op in the loss produced {state} at step {loc.step}: "
@@ -65,7 +82,12 @@ class UnsafeOp(CauseNode):
         return f"An unsafe op in {label} produced {state} {where} at step {loc.step}".rstrip()
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
-        return ["guard the op: torch.log(x.clamp_min(1e-12)), torch.sqrt(x + 1e-12), "
+        first = []
+        if loc.note == FROM_TARGETS_NOTE:
+            first = ["guard what the loss computes from the targets: (y - y.mean()) / "
+                     "(y.std() + eps), a divisor clamped away from 0 (a flat group's spread, a "
+                     "naive forecast's error); if the labels themselves are bad, filter them"]
+        return [*first, "guard the op: torch.log(x.clamp_min(1e-12)), torch.sqrt(x + 1e-12), "
                 "x / (y + eps)",
                 "use fused stable forms: log_softmax / cross_entropy on logits, "
                 "binary_cross_entropy_with_logits"]

@@ -30,7 +30,7 @@ class UnscaledInputs(CauseNode):
         "loss_pattern": {"steady": 0.15, "spike_recover": 0.05, "oscillating": 0.15,
                          "diverging": 0.4, "plateau": 0.22,
                          "overshoot_plateau": 0.03},
-        "nonfinite_birth": {"none": 0.45, "input": 0.01, "forward_op": 0.02,
+        "nonfinite_birth": {"none": 0.445, "input": 0.01, "target": 0.005, "forward_op": 0.02,
                             "forward_layer": 0.3, "loss": 0.2, "backward": 0.02},
         "input_outlier": {"none": 0.9, "outlier": 0.08, "nonfinite": 0.015,
                           "nonfinite_target": 0.005},

@@ -114,6 +114,7 @@ def _section(key: str, heading: str, body: str | None, caption: str = "",
 
 def _verdict(run: Run, dx: Diagnosis) -> str:
     lines = []
+    confirmed = [f"<p class=\"fix\">{_e(line)}</p>" for line in confirmation_lines(dx.confirmed_by)]
     stopped = recording_stopped(run)
     if stopped:
         lines.append(f"<p>{_e(stopped)}</p>")
@@ -124,6 +125,7 @@ def _verdict(run: Run, dx: Diagnosis) -> str:
                  else "Stalled, cause unclear" if dx.stalled else "Healthy")
         lines.append(f"<div class=\"big\">{_e(state)}</div><p>{_e(dx.format().splitlines()[0])}"
                      f"</p><p class=\"sub\">weaker candidates: {_e(weaker or 'none')}</p>")
+        lines += confirmed
         kind = "unsure" if dx.stalled or not dx.healthy else "healthy"
         return f"<div class=\"verdict {kind}\">{''.join(lines)}</div>"
     where = f" in <code>{_e(top.layer)}</code>" if top.layer else ""
@@ -135,7 +137,7 @@ def _verdict(run: Run, dx: Diagnosis) -> str:
     first = dx.format().splitlines()[0]
     if not first.startswith("[") and not first.startswith("Recording stopped"):
         lines.append(f"<p class=\"sub\">{_e(first)}</p>")  # "root cause unsure" and the like
-    lines += [f"<p class=\"fix\">{_e(line)}</p>" for line in confirmation_lines(dx.confirmed_by)]
+    lines += confirmed
     kind = "" if dx.failing is None or top.confidence >= 0.5 else "unsure"
     return f"<div class=\"verdict {kind}\">{''.join(lines)}</div>"
 

@@ -21,20 +21,23 @@ from causal.schema.safe_text import printable, printable_strings
 from causal.schema.vocabulary import (
     INPUT,
     LOSS,
+    TARGETS_META,
     ActivationKind,
     Direction,
     EventKind,
     LayerStat,
     State,
     StepStat,
+    TargetsSource,
 )
 
 SCHEMA_VERSION = 1
 
 __all__ = [
-    "INPUT", "LOSS", "SCHEMA_VERSION", "ActivationKind", "Direction", "Event", "EventKind",
-    "LayerGraph", "LayerNode", "LayerStat", "NonFiniteOrigin", "Run", "Series", "SettingChange",
-    "State", "StepStat", "Window", "decode_float", "encode_float", "encode_json", "same_values",
+    "INPUT", "LOSS", "SCHEMA_VERSION", "TARGETS_META", "ActivationKind", "Direction", "Event",
+    "EventKind", "LayerGraph", "LayerNode", "LayerStat", "NonFiniteOrigin", "Run", "Series",
+    "SettingChange", "State", "StepStat", "TargetsSource", "Window", "decode_float",
+    "encode_float", "encode_json", "same_values",
 ]
 
 
@@ -229,8 +232,9 @@ class Series:
 class Run:
     """Everything recorded about one training run; what `diagnose` reads.
 
-    `meta` holds the schema version, the model class, the monitor's settings and the run status
-    ("running", "finished", "failed"). `path` is where the run file lives (None in memory).
+    `meta` holds the schema version, the model class, the monitor's settings, the run status
+    ("running", "finished", "failed") and where the targets came from (`TARGETS_META`). `path`
+    is where the run file lives (None in memory).
     """
 
     meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
@@ -247,6 +251,13 @@ class Run:
         """The event that records where and how the first non-finite value was born."""
         origins = [ev for ev in self.events if ev.kind == EventKind.NONFINITE_ORIGIN]
         return min(origins, key=lambda ev: ev.step) if origins else None
+
+    @property
+    def targets_given(self) -> bool:
+        """Whether the measured targets are the labels themselves (`TargetsSource.GIVEN`).
+        Found in the loss's graph, or not said (older runs), they may be a value the loss
+        computed from the labels: a normalised target, a divisor."""
+        return self.meta.get(TARGETS_META) == TargetsSource.GIVEN
 
     def events_of(self, kind: str | Iterable[str]) -> list[Event]:
         kinds = {kind} if isinstance(kind, str) else set(kind)

@@ -199,7 +199,7 @@ def _check_schema(db: sqlite3.Connection, path: str | None) -> list[str]:
 _META_TYPES: dict[str, type | tuple[type, ...]] = {
     "model_class": str, "status": str, "param_dtype": str, "internal_error": str,
     "storage_error": str, "n_units": int, "warnings": list, "thresholds": dict,
-    "sharded_params": int,
+    "sharded_params": int, "targets": str,
 }
 
 

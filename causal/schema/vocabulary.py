@@ -11,9 +11,8 @@ from enum import StrEnum
 LOSS = "<loss>"
 INPUT = "<input>"
 
-#: Pseudo layer names for run-level signals (real module names never contain '<').
-LOSS = "<loss>"
-INPUT = "<input>"
+#: The run file's meta key that says where the run's targets came from (`TargetsSource`).
+TARGETS_META = "targets"
 
 
 class EventKind(StrEnum):
@@ -58,6 +57,15 @@ class State(StrEnum):
     FINITE = "finite"
     INF = "inf"
     NAN = "nan"
+
+
+class TargetsSource(StrEnum):
+    """Where the targets the monitor measured came from. Absent from a run's meta: none were
+    seen, or the run was recorded before the monitor said (read as `FOUND`, the weaker)."""
+
+    GIVEN = "given"  # record_loss(loss, target=y), or the labels a model computing its loss got
+    FOUND = "found"  # saved by the loss's graph beside the model's output: the labels, or a
+    # value the loss computed from them (a normalised target, a divisor): not the data itself
 
 
 class Direction(StrEnum):

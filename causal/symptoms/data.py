@@ -49,9 +49,10 @@ class InputOutlier(Symptom):
         def nonfinite(column: str) -> bool:
             return any(v for s, v in run.series.get(column) if stop is None or s <= stop)
 
-        if nonfinite("input_nonfinite") or input_born(run, stop):
+        born = input_born(run, stop)
+        if nonfinite("input_nonfinite") or (born is not None and born.birth.tensor != "target"):
             return self.hard("nonfinite")
-        if nonfinite("target_nonfinite"):
+        if nonfinite("target_nonfinite") or born is not None:
             return self.hard("nonfinite_target")
         for column in ("input_max_abs", "target_max_abs"):
             pts = [(s, v) for s, v in run.series.get(column)

@@ -30,13 +30,16 @@ from causal.symptoms.base import Symptom
 class NonfiniteBirth(Symptom):
     """Where the first non-finite value was born. A parameterless op (log, sqrt, div) on finite
     inputs points at an unsafe op; a layer with weights at values grown too large, unless its
-    outputs were of ordinary size just before (then an op inside it)."""
+    outputs were of ordinary size just before (then an op inside it). In the data: `input`;
+    in targets the monitor found in the loss's graph rather than was given, `target`: those
+    are the labels or a value the loss computed from them (a division by a flat group's zero
+    spread), so a corrupt label and an unsafe op in the loss both show it."""
 
     name = "nonfinite_birth"
-    states = ("none", "input", "forward_op", "forward_layer", "loss", "backward")
+    states = ("none", "input", "target", "forward_op", "forward_layer", "loss", "backward")
     description = "where the first inf/NaN appeared"
-    leak = MappingProxyType({"none": 0.9, "input": 0.02, "forward_op": 0.02, "forward_layer": 0.02,
-            "loss": 0.02, "backward": 0.02})
+    leak = MappingProxyType({"none": 0.9, "input": 0.015, "target": 0.005, "forward_op": 0.02,
+                             "forward_layer": 0.02, "loss": 0.02, "backward": 0.02})
 
     def observe(self, run: Run) -> Mapping[str, float]:
         ev = first_origin(run)
@@ -44,7 +47,8 @@ class NonfiniteBirth(Symptom):
             return self.hard("none")
         direction = ev.birth.direction
         if direction == Direction.INPUT:
-            return self.hard("input")
+            found = ev.birth.tensor == "target" and not run.targets_given
+            return self.hard("target" if found else "input")
         if direction == Direction.LOSS:
             return self.hard("loss")
         if direction == Direction.BACKWARD:

@@ -13,6 +13,12 @@ Gaussian or Poisson NLL, a KL divergence, soft cross-entropy labels, and hand-wr
 as `((out - y) ** 2).mean()` alike. Integer class labels have no scale and are left out, as they
 are when passed. No host synchronisation: the targets' moments are device reductions, fetched with
 the step's other values.
+
+A target the loss computed itself from batch data before comparing (`(y - y.mean()) / y.std()`,
+a MASE's scale from the history) is traced back: what is reported is the data it was computed
+from, as the loop would have passed it, so a value the loss's own op made non-finite is born in
+the loss, not in the data. A computed target with no such data behind it (one-hot floats of
+integer labels, weights indexed from a table) is reported itself.
 """
 
 from __future__ import annotations
@@ -41,6 +47,9 @@ class TargetWatch(TorchFunctionMode):
         self.calls = 0
         self.seen: set[int] = set()
         self.derived: set[int] = set()  # tensors computed from the model's outputs
+        # tensors computed while watching from data alone, with the batch data behind them
+        # (ids are safe: a tensor alive before the watch never shares one with these)
+        self.sources: dict[int, tuple[torch.Tensor, ...]] = {}
         self.on = False
 
     def begin(self, output: Any) -> None:
@@ -49,8 +58,7 @@ class TargetWatch(TorchFunctionMode):
         if out is None or self.on:
             return
         self.batch, self.calls = int(out.shape[0]), 0
-        self.seen.clear()
-        self.derived.clear()
+        self._forget()
         self.__enter__()
         self.on = True
 
@@ -59,9 +67,13 @@ class TargetWatch(TorchFunctionMode):
             return
         self.on = False
         self.batch = -1
+        self._forget()
+        remove(self)  # modes pushed after it (the user's, another monitor's) stay on
+
+    def _forget(self) -> None:
         self.seen.clear()
         self.derived.clear()
-        remove(self)  # modes pushed after it (the user's, another monitor's) stay on
+        self.sources.clear()
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
@@ -70,26 +82,48 @@ class TargetWatch(TorchFunctionMode):
             return call_as_user(func, args, kwargs)
         self.calls += 1
         model_side = False
+        tensors: list[torch.Tensor] = []
         try:  # under no_grad too: a value computed there from the outputs is still theirs
-            model_side = self._look(list(iter_tensors((args, kwargs))), torch.is_grad_enabled())
+            tensors = list(iter_tensors((args, kwargs)))
+            model_side = self._look(tensors, torch.is_grad_enabled())
         except Exception:  # looking must never break the user's loss
             self.batch = -1
         result = call_as_user(func, args, kwargs)
+        if self.batch < 0:
+            return result
         if model_side:  # what this call computed comes from the model's outputs
             self.derived.update(id(t) for t in iter_tensors(result))
+        elif tensors:  # computed from data alone: keep the batch data behind it
+            behind = self._behind(tensors)
+            self.sources.update((id(t), behind) for t in iter_tensors(result))
         return result
+
+    def _behind(self, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        """The batch data the values `tensors` come from: each one's own sources when it was
+        computed while watching, else itself when it looks like a target."""
+        out: dict[int, torch.Tensor] = {}
+        for t in tensors:
+            for s in self.sources.get(id(t), (t,)):
+                if self._target_like(s):
+                    out.setdefault(id(s), s)
+        return tuple(out.values())
+
+    def _target_like(self, t: torch.Tensor) -> bool:
+        return (not t.requires_grad and id(t) not in self.derived and t.is_floating_point()
+                and not isinstance(t, nn.Parameter) and t.dim() >= 1 and t.numel() > 1
+                and t.shape[0] == self.batch)
 
     def _look(self, tensors: list[torch.Tensor], report: bool) -> bool:
         """Report the call's targets (when `report`); whether it takes a value of the model's
-        side."""
+        side. A target computed while watching is reported as the data behind it."""
         model = [t for t in tensors if t.requires_grad or id(t) in self.derived]
         if not model or not report:
             return bool(model)
         for t in tensors:
-            if (not t.requires_grad and id(t) not in self.derived and t.is_floating_point()
-                    and not isinstance(t, nn.Parameter) and t.dim() >= 1 and t.numel() > 1
-                    and t.shape[0] == self.batch and id(t) not in self.seen):
-                self.seen.add(id(t))
-                self.found(t)
+            if self._target_like(t):
+                for s in self.sources.get(id(t)) or (t,):
+                    if id(s) not in self.seen:
+                        self.seen.add(id(s))
+                        self.found(s)
         return True
 

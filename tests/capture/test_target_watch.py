@@ -170,3 +170,63 @@ def test_weights_computed_from_a_detached_prediction_are_not_targets(run_path):
     run, targets = _train(run_path, weighted, lambda g: 300.0 * torch.randn(BATCH, generator=g))
     recorded = [v for _, v in run.series.get("target_max_abs")]
     assert recorded == pytest.approx([float(y.abs().max()) for y in targets], rel=1e-5)
+
+
+def _normalised_mse(out, y):
+    """A loss that standardises its targets first, with no eps: a flat row divides 0 by 0."""
+    mean, std = y.mean(1, keepdim=True), y.std(1, keepdim=True)
+    return F.mse_loss(out, (y - mean) / std)
+
+
+def test_a_target_the_loss_computes_is_traced_back_to_the_data(run_path):
+    run, targets = _train(run_path, _normalised_mse,
+                          lambda g: 300.0 * torch.randn(BATCH, 2, generator=g))
+    recorded = [v for _, v in run.series.get("target_max_abs")]
+    assert recorded == pytest.approx([float(y.abs().max()) for y in targets], rel=1e-5)
+    assert run.meta["targets"] == "found"
+
+
+def test_a_value_the_loss_made_non_finite_from_finite_labels_is_born_in_the_loss(run_path):
+    """Standardising a flat row of labels gives 0/0 inside the loss: the labels the loop
+    would have passed are finite, so the first NaN is the loss's, not the data's."""
+    def make_target(g, calls=[0]):  # noqa: B006 - a step counter
+        calls[0] += 1
+        y = torch.randn(BATCH, 2, generator=g)
+        if calls[0] == 4:
+            y[3] = 1.5  # a flat row: its std is 0
+        return y
+
+    run, _ = _train(run_path, _normalised_mse, make_target)
+    origin = run.first_nonfinite
+    assert origin is not None and origin.step == 3
+    assert origin.birth.direction == "loss"
+    assert not any(v for _, v in run.series.get("target_nonfinite"))
+
+
+def test_a_corrupt_label_behind_a_computed_target_is_still_the_data(run_path):
+    def make_target(g, calls=[0]):  # noqa: B006 - a step counter
+        calls[0] += 1
+        y = torch.randn(BATCH, 2, generator=g)
+        if calls[0] == 4:
+            y[3, 0] = float("nan")
+        return y
+
+    run, _ = _train(run_path, _normalised_mse, make_target)
+    origin = run.first_nonfinite
+    assert origin is not None and origin.step == 3
+    assert origin.birth.direction == "input" and origin.birth.tensor == "target"
+
+
+def test_targets_passed_by_the_loop_are_marked_given(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for _ in range(3):
+            x, y = torch.randn(BATCH, 4), torch.randn(BATCH, 2)
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            dbg.record_loss(loss, target=y)
+            opt.step()
+    assert dbg.run.meta["targets"] == "given" and dbg.run.targets_given

@@ -961,6 +961,28 @@ def test_a_non_finite_argument_other_than_the_batch_is_an_input_outlier():
     assert (loc.layer, loc.step) == ("0", 90)
 
 
+def test_a_non_finite_target_found_in_the_loss_is_not_said_to_be_the_data():
+    """A NaN first seen in targets the monitor found in the loss's graph may be a value the loss
+    computed from the labels: `nonfinite_birth` says `target`, the unsafe op is placed in the
+    loss and says how to tell the two apart. Given by the loop, it is the data's (`input`)."""
+    from causal.causes.unsafe_op import FROM_TARGETS_NOTE, UnsafeOp
+    from causal.symptoms.data import InputOutlier
+    from causal.symptoms.failure import NonfiniteBirth
+
+    base = run_data_outlier()
+    loss = [1.0 - 0.004 * i for i in range(90)] + [float("nan")] * 30
+    events = (origin(90, INPUT, "input", tensor="target"),
+              ev(90, LOSS, "loss_finite", "loss_finite", "loss_nan", 1.0))
+    for meta, birth in (({}, "target"), ({"targets": "found"}, "target"),
+                        ({"targets": "given"}, "input")):
+        run = Run(meta, base.dag, events, series(120, loss), base.settings, base.windows)
+        assert NonfiniteBirth().observe(run)[birth] == 1.0
+        assert InputOutlier().observe(run)["nonfinite_target"] == 1.0
+        loc = UnsafeOp().localize(run)
+        assert (loc.layer, loc.step) == ((LOSS, 90) if birth == "target" else (INPUT, 90))
+        assert (loc.note == FROM_TARGETS_NOTE) == (birth == "target")
+
+
 def test_a_model_read_only_through_id_lookups_has_no_input_layer():
     """Ids have no scale: when every layer that reads the model's arguments is a lookup, the
     values came in through the model's own code, and a corrupt batch stays at `<input>`."""
