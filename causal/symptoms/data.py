@@ -27,10 +27,16 @@ TARGETS_UNSEEN = MappingProxyType({"none": 0.7, "outlier": 0.22, "nonfinite": 0.
                                    "nonfinite_target": 0.08})
 
 
+#: Batches the outlier test needs to say what ordinary data looks like.
+OUTLIER_MIN_BATCHES = 8
+
+
 class InputOutlier(Symptom):
     """A single batch far from the others (robust z-score of log max|x|), or a non-finite
     input (the measured batch, or any other argument the model was given, as the first
-    non-finite value's origin says), in otherwise ordinary data. A non-finite target while
+    non-finite value's origin says), in otherwise ordinary data. Only a batch at or before the
+    failure can be its cause; when the run broke in its first steps, the batches after the
+    failure say what ordinary is. A non-finite target while
     every input was finite is its own state (`nonfinite_target`): a corrupt label, or a value
     the loss function computed from the targets before using them (a normalisation by a
     zero spread), which the monitor sees the same way when it finds the targets in the
@@ -55,13 +61,19 @@ class InputOutlier(Symptom):
         if nonfinite("target_nonfinite") or born is not None:
             return self.hard("nonfinite_target")
         for column in ("input_max_abs", "target_max_abs"):
-            pts = [(s, v) for s, v in run.series.get(column)
-                   if math.isfinite(v) and v > 0 and (stop is None or s <= stop + 1)]
-            if len(pts) < 8:
+            pts = [(s, v) for s, v in run.series.get(column) if math.isfinite(v) and v > 0]
+            candidates = sum(1 for s, _ in pts if stop is None or s <= stop + 1)
+            if candidates < OUTLIER_MIN_BATCHES:
+                # a batch that broke the run in its first steps: the batches after it are the
+                # same data, so they say what ordinary is (a later one cannot be the cause)
+                pts = pts[:max(OUTLIER_MIN_BATCHES, candidates)]
+            else:
+                pts = pts[:candidates]
+            if len(pts) < OUTLIER_MIN_BATCHES or candidates == 0:
                 continue
             logs = [math.log10(v) for _, v in pts]
             z = robust_z(logs)
-            top = max(range(len(z)), key=z.__getitem__)
+            top = max(range(candidates), key=z.__getitem__)
             others = logs[:top] + logs[top + 1:]
             if z[top] > 8 and logs[top] - max(others) > 0.7:
                 return self.hard("outlier")

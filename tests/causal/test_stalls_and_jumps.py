@@ -336,6 +336,28 @@ def test_a_blow_up_before_the_jump_makes_it_a_consequence_one_after_it_does_not(
     assert calm is (blowup >= 80)  # the step's statistics come before its own update
 
 
+@pytest.mark.parametrize("at", [1, 2, 3, 30])
+def test_a_corrupt_batch_that_breaks_the_run_at_once_is_judged_against_the_batches_after(at):
+    """Finite targets in the wrong unit at step `at`, Adam's state wrecked there (the loss
+    jumps, then sits): too few batches came before the failure to say what ordinary is, so
+    the ones after it do; a batch after the failure is never the one that caused it."""
+    from causal.symptoms.data import InputOutlier
+
+    g = stack("ReLU", 3)
+    loss = [1.0] * at + [60.0] + [1.5] * (119 - at)
+    jump = Event(at, LOSS, "loss", "loss_steady", "loss_spike", 60.0, {})
+
+    def with_targets(bad_step: int) -> Run:
+        run = run_of(g, loss, events=(jump,))
+        cols = dict(run.series.columns)
+        cols["target_max_abs"] = tuple(7e4 if i == bad_step else 2.0 + 0.1 * math.sin(i)
+                                       for i in run.series.steps)
+        return Run(run.meta, g, run.events, Series(run.series.steps, cols), (), ())
+
+    assert InputOutlier().evidence(with_targets(at))["outlier"] == 1.0
+    assert InputOutlier().evidence(with_targets(at + 10))["outlier"] == 0.0
+
+
 def test_targets_not_seen_are_said_and_leave_an_outlier_in_them_open():
     from causal.symptoms.data import TARGETS_UNSEEN, InputOutlier
 
