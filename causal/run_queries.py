@@ -127,6 +127,13 @@ def input_born(run: Run, until: int | None = None) -> Event | None:
     return origin if until is None or origin.step <= until else None
 
 
+def born_in_found_targets(run: Run, origin: Event | None) -> bool:
+    """The first non-finite value `origin` came in with targets the monitor found in the
+    loss's graph, not ones the loop gave: the labels, or a value the loss computed from them."""
+    return (origin is not None and origin.birth.direction == Direction.INPUT
+            and origin.birth.tensor == "target" and not run.targets_given)
+
+
 def loss_output_at_bound(origin: Event) -> str | None:
     """For a value born in the loss: the layer that produced the model's output, when some of
     its values were exactly 0 or 1 (the singular points of log, log(1 - p) and division)."""

@@ -14,19 +14,18 @@ from types import MappingProxyType
 
 from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
-from causal.run_queries import first_origin, layer_label, loss_output_at_bound
-from causal.schema.run import LOSS, Direction, Event, Run
+from causal.run_queries import (
+    born_in_found_targets,
+    first_origin,
+    layer_label,
+    loss_output_at_bound,
+)
+from causal.schema.run import LOSS, Direction, Run
 
 #: The note of an op placed in the loss because the first non-finite value was a target the
 #: monitor found in the loss's graph: the loss may have computed it from the labels.
 FROM_TARGETS_NOTE = ("a corrupt label looks the same from the loss's graph: "
                      "record_loss(loss, target=y) tells the two apart")
-
-
-def _from_targets(run: Run, origin: Event) -> bool:
-    """The first non-finite value was in targets found in the loss's graph, not given."""
-    return (origin.birth.direction == Direction.INPUT and origin.birth.tensor == "target"
-            and not run.targets_given)
 
 
 class UnsafeOp(CauseNode):
@@ -55,7 +54,7 @@ class UnsafeOp(CauseNode):
         layer = loss_output_at_bound(origin)
         if layer is not None:  # the loss met outputs sitting on its singular points
             return Localization(layer, origin.step, (origin,))
-        if _from_targets(run, origin):
+        if born_in_found_targets(run, origin):
             return Localization(LOSS, origin.step, (origin,), FROM_TARGETS_NOTE)
         return Localization(origin.layer_name, origin.step, (origin,))
 

@@ -63,13 +63,10 @@ class InputOutlier(Symptom):
         for column in ("input_max_abs", "target_max_abs"):
             pts = [(s, v) for s, v in run.series.get(column) if math.isfinite(v) and v > 0]
             candidates = sum(1 for s, _ in pts if stop is None or s <= stop + 1)
-            if candidates < OUTLIER_MIN_BATCHES:
-                # a batch that broke the run in its first steps: the batches after it are the
-                # same data, so they say what ordinary is (a later one cannot be the cause)
-                pts = pts[:max(OUTLIER_MIN_BATCHES, candidates)]
-            else:
-                pts = pts[:candidates]
-            if len(pts) < OUTLIER_MIN_BATCHES or candidates == 0:
+            # only a batch up to the failure can be its cause; when the run broke in its first
+            # steps, the batches after it (the same data) say what ordinary is
+            pts = pts[:max(candidates, OUTLIER_MIN_BATCHES)]
+            if candidates == 0 or len(pts) < OUTLIER_MIN_BATCHES:
                 continue
             logs = [math.log10(v) for _, v in pts]
             z = robust_z(logs)

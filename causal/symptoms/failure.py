@@ -12,6 +12,7 @@ from causal.run_queries import (
     HEAD_STEPS,
     HIGH_UPDATE_RATIO,
     STALL_MIN_STEPS,
+    born_in_found_targets,
     first_origin,
     half_dtypes,
     layer_series,
@@ -47,8 +48,7 @@ class NonfiniteBirth(Symptom):
             return self.hard("none")
         direction = ev.birth.direction
         if direction == Direction.INPUT:
-            found = ev.birth.tensor == "target" and not run.targets_given
-            return self.hard("target" if found else "input")
+            return self.hard("target" if born_in_found_targets(run, ev) else "input")
         if direction == Direction.LOSS:
             return self.hard("loss")
         if direction == Direction.BACKWARD:

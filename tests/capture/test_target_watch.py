@@ -178,6 +178,19 @@ def _normalised_mse(out, y):
     return F.mse_loss(out, (y - mean) / std)
 
 
+def _labels_edited_at_step_3(edit):
+    """Labels (BATCH x 2) for `_train`, those of step 3 changed in place by `edit`."""
+    calls = [0]
+
+    def make_target(g):
+        y = torch.randn(BATCH, 2, generator=g)
+        if calls[0] == 3:
+            edit(y)
+        calls[0] += 1
+        return y
+    return make_target
+
+
 def test_a_target_the_loss_computes_is_traced_back_to_the_data(run_path):
     run, targets = _train(run_path, _normalised_mse,
                           lambda g: 300.0 * torch.randn(BATCH, 2, generator=g))
@@ -189,14 +202,10 @@ def test_a_target_the_loss_computes_is_traced_back_to_the_data(run_path):
 def test_a_value_the_loss_made_non_finite_from_finite_labels_is_born_in_the_loss(run_path):
     """Standardising a flat row of labels gives 0/0 inside the loss: the labels the loop
     would have passed are finite, so the first NaN is the loss's, not the data's."""
-    def make_target(g, calls=[0]):  # noqa: B006 - a step counter
-        calls[0] += 1
-        y = torch.randn(BATCH, 2, generator=g)
-        if calls[0] == 4:
-            y[3] = 1.5  # a flat row: its std is 0
-        return y
+    def flat_row(y):
+        y[3] = 1.5  # its std is 0
 
-    run, _ = _train(run_path, _normalised_mse, make_target)
+    run, _ = _train(run_path, _normalised_mse, _labels_edited_at_step_3(flat_row))
     origin = run.first_nonfinite
     assert origin is not None and origin.step == 3
     assert origin.birth.direction == "loss"
@@ -204,14 +213,10 @@ def test_a_value_the_loss_made_non_finite_from_finite_labels_is_born_in_the_loss
 
 
 def test_a_corrupt_label_behind_a_computed_target_is_still_the_data(run_path):
-    def make_target(g, calls=[0]):  # noqa: B006 - a step counter
-        calls[0] += 1
-        y = torch.randn(BATCH, 2, generator=g)
-        if calls[0] == 4:
-            y[3, 0] = float("nan")
-        return y
+    def nan_label(y):
+        y[3, 0] = float("nan")
 
-    run, _ = _train(run_path, _normalised_mse, make_target)
+    run, _ = _train(run_path, _normalised_mse, _labels_edited_at_step_3(nan_label))
     origin = run.first_nonfinite
     assert origin is not None and origin.step == 3
     assert origin.birth.direction == "input" and origin.birth.tensor == "target"
