@@ -31,7 +31,9 @@ from neuraldbg.capture.host_transfer import Gather
 from neuraldbg.capture.model_io import (
     ArgNames,
     batch_input,
+    is_class_labels,
     loss_is_share,
+    model_labels,
     model_loss,
     model_targets,
 )
@@ -372,6 +374,8 @@ class StepCapture:
                 b.model_loss_parts |= loss_is_share(kwargs)
                 if (y := model_targets(kwargs)) is not None:
                     b.targets.append((moments(y), y.numel(), y))
+                elif (y := model_labels(kwargs)) is not None:
+                    b.labels.append(y)
             if x is not None:
                 b.inputs.append((moments(x), x.numel(), x))
             else:  # no batch with a scale (ids, labels): the device of any tensor argument
@@ -543,6 +547,7 @@ class StepCapture:
             b.model_losses.clear()
             b.loss_node = None
             b.targets.clear()  # the model's labels too: the user's targets or none
+            b.labels.clear()
         if isinstance(loss, torch.Tensor):
             if loss.grad_fn is not None:
                 b.loss_node = loss.grad_fn
@@ -561,6 +566,8 @@ class StepCapture:
         for t in targets:  # their union is the step's target (several parts: RL batches)
             if t.numel() and t.is_floating_point():
                 b.targets.append((moments(t), t.numel(), t))
+            elif is_class_labels(t):
+                b.labels.append(t)
 
     def _end_target_watch(self) -> None:
         """The loss was recorded, the optimizer steps, or a new pass begins: stop looking."""
@@ -570,7 +577,10 @@ class StepCapture:
     def _target_found(self, t: torch.Tensor) -> None:
         b = self.buf
         if b.open and self.active:
-            b.found_targets.append((moments(t), t.numel(), t))
+            if t.is_floating_point():
+                b.found_targets.append((moments(t), t.numel(), t))
+            else:
+                b.found_labels.append(t)
 
     def _begin_step(self) -> StepBuffer:
         step = self.clock.value
@@ -705,6 +715,8 @@ class StepCapture:
         self._note_targets_source(b)
         if not b.targets and b.found_targets:
             b.targets = b.found_targets
+        if not b.labels and b.found_labels:
+            b.labels = b.found_labels
         if self.grads.pending:  # a backward pass that did not reach its end (it raised)
             self.grads.flush(b)
         if self.lossless is not None:  # the steps closed before a loss was first recorded

@@ -105,6 +105,9 @@ class StepStat(StrEnum):
     TARGET_MEAN = "target_mean"
     TARGET_STD = "target_std"
     TARGET_NONFINITE = "target_nonfinite"
+    # the entropy of the class labels (nats, Miller-Madow corrected): the loss of a model that
+    # predicts only their frequencies; on steps with full statistics
+    TARGET_ENTROPY = "target_entropy"
     GRAD_NORM = "grad_norm"
     SCALER_SCALE = "scaler_scale"
     OPTIMIZER_STEPPED = "optimizer_stepped"

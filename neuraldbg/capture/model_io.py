@@ -103,6 +103,20 @@ def model_targets(kwargs: Mapping[str, Any]) -> torch.Tensor | None:
     return y if isinstance(y, torch.Tensor) and _is_batch(y) else None
 
 
+def is_class_labels(t: object) -> bool:
+    """Whether `t` looks like a batch of class labels: an integer (not boolean) tensor with a
+    batch dimension."""
+    return (isinstance(t, torch.Tensor) and not t.is_floating_point() and not t.is_complex()
+            and t.dtype != torch.bool and t.dim() > 0 and t.numel() > 1)
+
+
+def model_labels(kwargs: Mapping[str, Any]) -> torch.Tensor | None:
+    """The class labels (token ids) of a model that computes its own loss: integer `labels`
+    passed by keyword (`is_class_labels`)."""
+    y = kwargs.get("labels")
+    return y if is_class_labels(y) else None
+
+
 def loss_is_share(kwargs: Mapping[str, Any]) -> bool:
     """Whether the loss the model returns is its micro-batch's share of the step's summed loss:
     Hugging Face's Trainer passes `num_items_in_batch`, the step's item count, to divide by."""

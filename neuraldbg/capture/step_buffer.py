@@ -115,6 +115,10 @@ class StepBuffer:
     # targets the loss took that the loop did not pass (`target_watch`): the step's targets
     # when it has no others
     found_targets: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
+    # integer class labels the loss took (given, the model's own `labels`, or found), for the
+    # trivial predictor's loss (`tensor_stats.label_entropy`, on steps with full statistics)
+    labels: list[torch.Tensor] = field(default_factory=list)
+    found_labels: list[torch.Tensor] = field(default_factory=list)
     # gradient norms of the parameters accumulated during the step (each at most once): the
     # parameter indices and the 0-d norms, in the order the backward passes produced them
     norm_k: list[int] = field(default_factory=list)

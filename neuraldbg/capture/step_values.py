@@ -13,7 +13,7 @@ import torch
 
 from neuraldbg.capture.host_transfer import Gather
 from neuraldbg.capture.step_buffer import StepBuffer, loss_tensor, reduce_act
-from neuraldbg.capture.tensor_stats import NormGrouper
+from neuraldbg.capture.tensor_stats import NormGrouper, label_entropy
 
 
 class ValuesSite(Protocol):
@@ -40,6 +40,8 @@ class FetchedValues:
     act: list[float] = field(default_factory=list)
     weight_norms: list[float] | None = None
     update_norms: list[float] | None = None
+    # the entropy of the step's class labels (`tensor_stats.label_entropy`), on full steps
+    label_entropy: float | None = None
 
 
 class BatchStats(NamedTuple):
@@ -123,6 +125,8 @@ def collect(cap: ValuesSite, step: int, b: StepBuffer, settings: dict[str, str],
     if act_units:
         g.add("act", torch.stack([reduce_act(b.act[i]).to(b.act[act_units[0]][0].device)
                                   for i in act_units]))
+    if b.full and b.labels:  # a vector: a batch without a valid label gives NaN, no failure
+        g.add("labels", label_entropy(b.labels).reshape(1))
     weights_index = None
     if weights and cap.weight_buffers is not None:
         wnorm = cap.grouper.weight_norms()
@@ -138,7 +142,8 @@ def collect(cap: ValuesSite, step: int, b: StepBuffer, settings: dict[str, str],
         targets=tuple(host[f"tg{k}"] for k in range(len(b.targets))),
         grads=host.get("grads"), scale=host["scale"][0] if "scale" in host else None,
         act=host.get("act", []), weight_norms=host.get("wnorm"),
-        update_norms=host.get("unorm"))
+        update_norms=host.get("unorm"),
+        label_entropy=host["labels"][0] if "labels" in host else None)
     raw = raw_step(cap, step, b, settings, values, g.finite, grads_index, weights_index,
                    act_units)
     return raw, g.finite and all(map(math.isfinite, b.float_losses))

@@ -10,9 +10,13 @@ floating-point tensor that carries none, is not a parameter, has the output's ba
 not itself computed from the model's outputs (a detached prediction, weights made from one) is
 the loss taking its target: `F.mse_loss(out, y)`, `F.binary_cross_entropy_with_logits`, a
 Gaussian or Poisson NLL, a KL divergence, soft cross-entropy labels, and hand-written losses such
-as `((out - y) ** 2).mean()` alike. Integer class labels have no scale and are left out, as they
-are when passed. No host synchronisation: the targets' moments are device reductions, fetched with
-the step's other values.
+as `((out - y) ** 2).mean()` alike. No host synchronisation: the targets' moments are device
+reductions, fetched with the step's other values.
+
+Integer class labels have no scale; they are reported too (`F.cross_entropy(out, y)`, `nll_loss`,
+`out.gather(1, y[:, None])`, a flattened `y.view(-1)` traced back to `y`), for their entropy: the
+loss of a model that predicts only the labels' frequencies. Indices the loss makes itself
+(`torch.arange(n)` to pick each row's logit) are not labels.
 
 A target the loss computed itself from batch data before comparing (`(y - y.mean()) / y.std()`,
 a MASE's scale from the history) is traced back: what is reported is the data it was computed
@@ -31,6 +35,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from neuraldbg.capture.function_modes import call_as_user, remove
+from neuraldbg.capture.model_io import is_class_labels
 from neuraldbg.capture.tensor_stats import iter_tensors
 
 #: Calls looked at per step: a loss region longer than this is not a loss (an evaluation loop).
@@ -38,7 +43,8 @@ MAX_CALLS = 256
 
 
 class TargetWatch(TorchFunctionMode):
-    """Reports each target-like tensor once per step to `found(tensor)`."""
+    """Reports each target-like tensor (floating-point targets, integer class labels) once per
+    step to `found(tensor)`."""
 
     def __init__(self, found: Callable[[torch.Tensor], None]) -> None:
         super().__init__()
@@ -50,6 +56,10 @@ class TargetWatch(TorchFunctionMode):
         # tensors computed while watching from data alone, with the batch data behind them
         # (ids are safe: a tensor alive before the watch never shares one with these)
         self.sources: dict[int, tuple[torch.Tensor, ...]] = {}
+        # the same for class labels, and every tensor made while watching (an index the loss
+        # makes, `torch.arange(n)`, is no label)
+        self.label_sources: dict[int, tuple[torch.Tensor, ...]] = {}
+        self.made: set[int] = set()
         self.on = False
 
     def begin(self, output: Any) -> None:
@@ -74,6 +84,8 @@ class TargetWatch(TorchFunctionMode):
         self.seen.clear()
         self.derived.clear()
         self.sources.clear()
+        self.label_sources.clear()
+        self.made.clear()
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
@@ -91,11 +103,16 @@ class TargetWatch(TorchFunctionMode):
         result = call_as_user(func, args, kwargs)
         if self.batch < 0:
             return result
+        results = [id(t) for t in iter_tensors(result)]
         if model_side:  # what this call computed comes from the model's outputs
-            self.derived.update(id(t) for t in iter_tensors(result))
+            self.derived.update(results)
         elif tensors:  # computed from data alone: keep the batch data behind it
             behind = self._behind(tensors)
-            self.sources.update((id(t), behind) for t in iter_tensors(result))
+            self.sources.update((i, behind) for i in results)
+            labels = self._labels_behind(tensors)
+            self.label_sources.update((i, labels) for i in results)
+        given = {id(t) for t in tensors}  # `y.to(device)` may return `y` itself: not made
+        self.made.update(i for i in results if i not in given)
         return result
 
     def _behind(self, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
@@ -107,6 +124,19 @@ class TargetWatch(TorchFunctionMode):
                 if self._target_like(s):
                     out.setdefault(id(s), s)
         return tuple(out.values())
+
+    def _labels_behind(self, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        """The batch's class labels the values `tensors` come from (`_behind` for labels)."""
+        out: dict[int, torch.Tensor] = {}
+        for t in tensors:
+            for s in self.label_sources.get(id(t), () if id(t) in self.made else (t,)):
+                if self._label_like(s):
+                    out.setdefault(id(s), s)
+        return tuple(out.values())
+
+    def _label_like(self, t: torch.Tensor) -> bool:
+        return (is_class_labels(t) and id(t) not in self.derived and id(t) not in self.made
+                and t.shape[0] == self.batch)
 
     def _target_like(self, t: torch.Tensor) -> bool:
         return (not t.requires_grad and id(t) not in self.derived and t.is_floating_point()
@@ -122,6 +152,11 @@ class TargetWatch(TorchFunctionMode):
         for t in tensors:
             if self._target_like(t):
                 for s in self.sources.get(id(t)) or (t,):
+                    if id(s) not in self.seen:
+                        self.seen.add(id(s))
+                        self.found(s)
+            elif not t.is_floating_point():
+                for s in self._labels_behind([t]):
                     if id(s) not in self.seen:
                         self.seen.add(id(s))
                         self.found(s)

@@ -97,6 +97,23 @@ def stats_from_moments(parts: Sequence[Sequence[float]], counts: Sequence[int]
     return max(abs(lo), abs(hi)), mean, math.sqrt(var), True
 
 
+def label_entropy(labels: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The entropy (nats) of the class labels `labels` (integer tensors, negative values such as
+    an `ignore_index` of -100 left out) as a 0-d float32 tensor: the cross-entropy of a model that
+    predicts only the labels' frequencies, the trivial predictor's loss. Miller-Madow corrected
+    (+ (classes seen - 1) / 2n), so that a batch's estimate is not biased low against the
+    run's class prior; NaN without a valid label. Sorts the labels (`torch.unique`): a device
+    synchronisation, so the monitor takes it only on steps with full statistics."""
+    v = torch.cat([t.detach().reshape(-1) for t in labels])
+    uniq, counts = torch.unique(v, return_counts=True)
+    counts = counts.float() * (uniq >= 0).float()
+    n = counts.sum()
+    p = counts / n.clamp_min(1.0)
+    seen = (counts > 0).sum().float()
+    h = -torch.special.xlogy(p, p).sum() + (seen - 1.0).clamp_min(0.0) / (2.0 * n.clamp_min(1.0))
+    return torch.where(n > 0, h, torch.full_like(h, math.nan))
+
+
 def nonfinite_count(tensors: Sequence[torch.Tensor]) -> tuple[float, bool]:
     """Exact number of non-finite values in `tensors` and whether any is NaN (one sync)."""
     counts = torch.stack([(~torch.isfinite(t.detach())).sum().float() for t in tensors]).sum()

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from causal.schema.run import Event, LayerStat, State
+from causal.schema.run import Event, LayerStat, State, StepStat
 from causal.schema.run_file import RunWriter
 from neuraldbg.capture.step_buffer import StepBuffer
 from neuraldbg.capture.step_values import BatchStats, RawStep
@@ -64,6 +64,7 @@ class HostStep:
     optimizer_stepped: bool
     full: bool
     settings: dict[str, str] = field(default_factory=dict)
+    label_entropy: float | None = None  # of the step's class labels (full steps)
 
     @property
     def nonfinite(self) -> bool:
@@ -209,6 +210,7 @@ class Analyzer:
             scale=scale,
             scaler_skip=raw.scaler and not raw.optimizer_stepped,
             optimizer_stepped=raw.optimizer_stepped, full=raw.full, settings=raw.settings,
+            label_entropy=values.label_entropy,
         )
 
     def _analyse(self, hs: HostStep, live: StepBuffer | None, alarm: bool) -> list[Event]:
@@ -296,6 +298,8 @@ class Analyzer:
             if vals is not None:
                 row.update({f"{prefix}_max_abs": vals.max_abs, f"{prefix}_mean": vals.mean,
                             f"{prefix}_std": vals.std, f"{prefix}_nonfinite": vals.nonfinite})
+        if hs.label_entropy is not None and math.isfinite(hs.label_entropy):
+            row[StepStat.TARGET_ENTROPY] = hs.label_entropy
         writer = self.writer
         writer.add_step(hs.step, row)
         for k, v in hs.settings.items():

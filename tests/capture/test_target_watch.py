@@ -235,3 +235,86 @@ def test_targets_passed_by_the_loop_are_marked_given(run_path):
             dbg.record_loss(loss, target=y)
             opt.step()
     assert dbg.run.meta["targets"] == "given" and dbg.run.targets_given
+
+
+def _label_entropy(labels: list[torch.Tensor]) -> float:
+    """The labels' plug-in entropy, Miller-Madow corrected, negatives left out."""
+    y = torch.cat([t.reshape(-1) for t in labels])
+    y = y[y >= 0]
+    p = torch.bincount(y).double()
+    p = p[p > 0] / y.numel()
+    return float(-(p * p.log()).sum()) + (len(p) - 1) / (2 * y.numel())
+
+
+LABEL_LOSSES = {
+    "cross_entropy": lambda out, y: F.cross_entropy(out, y),
+    "nll": lambda out, y: F.nll_loss(F.log_softmax(out, 1), y),
+    "flattened": lambda out, y: F.cross_entropy(out.reshape(-1, 2), y.reshape(-1)),
+    "gathered": lambda out, y: -F.log_softmax(out, 1).gather(1, y[:, None]).mean(),
+    "arange_picked": lambda out, y: -F.log_softmax(out, 1)[torch.arange(len(y)), y].mean(),
+    "ignore_index": lambda out, y: F.cross_entropy(out, y, ignore_index=-100),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LABEL_LOSSES))
+def test_class_labels_are_found_for_their_entropy(run_path, name):
+    def labels(g):
+        y = torch.randint(0, 2, (BATCH,), generator=g)
+        if name == "ignore_index":
+            y[:3] = -100
+        return y
+
+    run, targets = _train(run_path, LABEL_LOSSES[name], labels)
+    full = {s for s, v in run.series.get("full_stats") if v == 1.0}
+    recorded = dict(run.series.get("target_entropy"))
+    assert full and set(recorded) == full, f"{name}: entropy on {sorted(recorded)}"
+    for s, v in recorded.items():
+        assert v == pytest.approx(_label_entropy([targets[s]]), rel=1e-5)
+
+
+def test_given_labels_and_a_model_s_own_labels_give_their_entropy(run_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    ys = [torch.tensor([0, 1, 2, 2] * 4), torch.tensor([1] * 15 + [0])]
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for y in ys:
+            opt.zero_grad()
+            loss = F.cross_entropy(model(torch.randn(BATCH, 4)), y)
+            loss.backward()
+            dbg.record_loss(loss, target=y)
+            opt.step()
+    assert [v for _, v in dbg.run.series.get("target_entropy")] == pytest.approx(
+        [_label_entropy([y]) for y in ys], rel=1e-5)
+
+
+def test_indices_the_loss_makes_and_integer_tensors_of_another_size_are_no_labels(run_path):
+    run, _ = _train(run_path, lambda out, y: out[torch.arange(BATCH), torch.zeros(
+        BATCH, dtype=torch.long)].mean() + 0 * y.sum(), lambda g: torch.randn(3, generator=g))
+    assert run.series.get("target_entropy") == []
+
+
+class _OwnLoss(nn.Module):
+    """A model that computes its own loss from the `labels` it is passed (Hugging Face's way)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x, labels=None):
+        logits = self.head(x)
+        return {"loss": F.cross_entropy(logits, labels), "logits": logits}
+
+
+def test_the_labels_a_model_computing_its_own_loss_is_passed_give_their_entropy(run_path):
+    torch.manual_seed(0)
+    model = _OwnLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    ys = [torch.tensor([0, 1, 2, 2] * 4), torch.tensor([2] * 15 + [0])]
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for y in ys:
+            opt.zero_grad()
+            model(torch.randn(BATCH, 4), labels=y)["loss"].backward()
+            opt.step()
+    assert [v for _, v in dbg.run.series.get("target_entropy")] == pytest.approx(
+        [_label_entropy([y]) for y in ys], rel=1e-5)
