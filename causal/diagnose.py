@@ -21,6 +21,7 @@ from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
 from causal.run_queries import first_origin, layer_label, loss_output_at_bound, loss_stall
 from causal.schema.run import Run
+from causal.symptoms.loss_level import trivial_end
 from causal.verdict import Verdict, verdict
 
 if TYPE_CHECKING:
@@ -250,6 +251,8 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
                 f"Stalled, cause unclear: the loss ended at {tail / head:.0%} of where it "
                 f"started ({head:.4g} in the first steps, {tail:.4g} over the last ones), and "
                 f"no root cause reaches {threshold:.2f}.")
+            if (trivial := _at_trivial(run)) is not None:
+                lines.append(f"  {trivial}")
             others = hypotheses[:3]
         elif origin is None:
             lines.append(f"Healthy: no root cause reaches {threshold:.2f}.")
@@ -306,6 +309,8 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
                          f"{ev.to_state} ({ev.value:.3g})")
         for fix in h.fixes[:3]:
             lines.append(f"  fix: {fix}")
+    if first_origin(run) is None and (trivial := _at_trivial(run)) is not None:
+        lines.append(trivial[0].upper() + trivial[1:] + ".")
     if evidence:
         lines.append(_symptoms_line(evidence))
         lines += _unseen_lines(run)
@@ -318,10 +323,21 @@ def _how_it_failed(run: Run) -> str:
     if origin is not None:
         return (f"the first non-finite value was born at step {origin.step} "
                 f"({origin.birth.direction or '?'}, {layer_label(run, origin.layer_name)})")
+    if (trivial := _at_trivial(run)) is not None:
+        return trivial
     stall = loss_stall(run)
     if stall is not None:
         return f"the loss ended at {stall[1] / stall[0]:.0%} of where it started"
     return "its symptoms say it is failing"
+
+
+def _at_trivial(run: Run) -> str | None:
+    """A sentence when the loss ended where a model that ignores its inputs ends (more likely
+    than not, `symptoms.loss_level`), else None."""
+    end = trivial_end(run)
+    if end is None or end.at_trivial < 0.5:
+        return None
+    return f"{end.sentence()}: the model learned nothing from its inputs"
 
 
 def recording_stopped(run: Run) -> str | None:
@@ -341,8 +357,12 @@ def recording_stopped(run: Run) -> str | None:
 def _unseen_lines(run: Run) -> list[str]:
     """What the run could not observe, said: missing evidence is not evidence of health."""
     if len(run.series) and not run.series.get("target_max_abs"):
-        return ["targets not seen: the loss took no float targets the monitor could find (class "
-                "indices are not measured), so corrupt or unscaled targets were not checked; "
+        if run.series.get("target_entropy"):
+            return ["targets seen as class labels only: their frequencies are counted (what a "
+                    "model that ignores its inputs scores), but labels have no scale, so no "
+                    "corrupt or outlying target was looked for"]
+        return ["targets not seen: the loss took no float targets or class labels the monitor "
+                "could find, so corrupt or unscaled targets were not checked; "
                 "dbg.record_loss(loss, target=y) checks them"]
     return []
 

@@ -443,3 +443,31 @@ def loss_stall(run: Run) -> tuple[float, float] | None:
         return None
     head = min(vals[:HEAD_STEPS])
     return head, ratio * head
+
+
+#: `trivial_losses` needs the targets on at least this many steps.
+TRIVIAL_MIN_STEPS = 3
+
+
+def trivial_losses(run: Run) -> dict[str, float]:
+    """What a model that ignores its inputs scores, by the targets the run recorded, one level
+    per loss it may be (by name): with class labels, the cross-entropy of predicting their
+    frequencies (`labels`: the mean of the steps' label entropies); with numeric targets, the
+    mean squared error of predicting their mean (`mean`: their pooled variance) and, for
+    targets within [0, 1], the binary cross-entropy of predicting it (`binary`). Empty when
+    the run recorded neither on TRIVIAL_MIN_STEPS steps."""
+    out: dict[str, float] = {}
+    ent = [v for _, v in run.series.get("target_entropy") if math.isfinite(v)]
+    if len(ent) >= TRIVIAL_MIN_STEPS:
+        out["labels"] = statistics.fmean(ent)
+    means = dict(run.series.get("target_mean"))
+    stds = dict(run.series.get("target_std"))
+    peaks = dict(run.series.get("target_max_abs"))
+    steps = [s for s in means if s in stds and math.isfinite(means[s]) and math.isfinite(stds[s])]
+    if len(steps) >= TRIVIAL_MIN_STEPS:
+        mean = statistics.fmean(means[s] for s in steps)
+        out["mean"] = statistics.fmean(stds[s] ** 2 for s in steps) + statistics.pvariance(
+            [means[s] for s in steps])
+        if 0.0 < mean < 1.0 and all(peaks.get(s, math.inf) <= 1.0 for s in steps):
+            out["binary"] = -(mean * math.log(mean) + (1.0 - mean) * math.log1p(-mean))
+    return {k: v for k, v in out.items() if v > 0.0}

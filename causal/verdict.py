@@ -47,8 +47,9 @@ if TYPE_CHECKING:
 
 
 #: The prior of a failure from a cause outside the catalogue, and how its loss fails: how it
-#: ends (`outcome`), its shape (`loss_pattern`) and when trouble begins (`onset`), spread over
-#: the failing states. Hand-set: the fitted runs all have a catalogued cause, so they cannot
+#: ends (`outcome`), its shape (`loss_pattern`), when trouble begins (`onset`) and where it ended
+#: against a constant predictor's loss (`loss_vs_trivial`), spread over the failing states.
+#: Hand-set: the fitted runs all have a catalogued cause, so they cannot
 #: price it (leave-one-family-out, a prior of 0.005-0.05 moves top-1 by nothing and the
 #: log-loss by under 0.01); it matters on a run whose symptoms no cause predicts.
 UNEXPLAINED = "unexplained"
@@ -60,6 +61,7 @@ UNEXPLAINED_LOSS: Mapping[str, Mapping[str, float]] = MappingProxyType({
                                       "diverging": 0.25, "plateau": 0.3,
                                       "overshoot_plateau": 0.1}),
     "onset": MappingProxyType({"none": 0.1, "start": 0.4, "early": 0.25, "late": 0.25}),
+    "loss_vs_trivial": MappingProxyType({"below": 0.3, "at_trivial": 0.4, "above": 0.3}),
 })
 
 

@@ -44,6 +44,8 @@ class BadInit(CauseNode):
         # weights far too small shrink the gradient toward the input, too large grow it
         "grad_depth": {"flat": 0.5, "vanishing_saturating": 0.05, "vanishing": 0.25,
                        "exploding": 0.2},
+        # a stack initialised to nothing (or to blow-ups) passes nothing of the input on
+        "loss_vs_trivial": {"below": 0.35, "at_trivial": 0.4, "above": 0.25},
     })
 
     def localize(self, run: Run) -> Localization:

@@ -39,6 +39,8 @@ class DataOutlier(CauseNode):
         "update_ratio": {"normal": 0.5, "high": 0.3, "very_high": 0.2},
         # weights that gave ordinary losses one step earlier met the batch
         "loss_jump": {"none": 0.3, "on_calm_weights": 0.6, "after_trouble": 0.1},
+        # a calm run that learned until the bad batch
+        "loss_vs_trivial": {"below": 0.8, "at_trivial": 0.05, "above": 0.15},
     })
 
     def localize(self, run: Run) -> Localization:

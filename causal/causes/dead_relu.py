@@ -39,6 +39,9 @@ class DeadRelu(CauseNode):
         # judged on the healthy runs' update sizes, and read as the lr with confidence
         "update_ratio": {"normal": 0.5, "high": 0.3, "very_high": 0.2},
         "lr_level": {"typical": 0.6, "high": 0.3, "very_high": 0.1},
+        # a network whose units all died outputs a constant: the loss settles at the
+        # trivial predictor's (the targets' mean, the labels' frequencies)
+        "loss_vs_trivial": {"below": 0.25, "at_trivial": 0.6, "above": 0.15},
     })
 
     def localize(self, run: Run) -> Localization:

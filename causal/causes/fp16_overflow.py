@@ -39,6 +39,8 @@ class Fp16Overflow(CauseNode):
                             "forward_layer": 0.5, "loss": 0.14, "backward": 0.15},
         "onset": {"none": 0.05, "start": 0.25, "early": 0.3, "late": 0.4},
         "loss_jump": {"none": 0.45, "on_calm_weights": 0.35, "after_trouble": 0.2},
+        # a calm run that learned until the overflow
+        "loss_vs_trivial": {"below": 0.8, "at_trivial": 0.05, "above": 0.15},
     })
 
     def localize(self, run: Run) -> Localization:

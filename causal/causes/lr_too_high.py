@@ -86,6 +86,8 @@ class LrTooHigh(CauseNode):
                        "exploding": 0.05},
         # far too large steps blow up first, or raise the loss gradually
         "loss_jump": {"none": 0.6, "on_calm_weights": 0.1, "after_trouble": 0.3},
+        # far too large steps throw the model above what a constant scores, or kill it
+        "loss_vs_trivial": {"below": 0.35, "at_trivial": 0.3, "above": 0.35},
     })
 
     def localize(self, run: Run) -> Localization:

@@ -50,6 +50,8 @@ class Saturation(CauseNode):
         # a deep sigmoid/tanh stack scales the gradient down by decades on its way back
         "grad_depth": {"flat": 0.45, "vanishing_saturating": 0.35, "vanishing": 0.1,
                        "exploding": 0.1},
+        # units pinned at their bounds pass nothing of the input on: a constant output
+        "loss_vs_trivial": {"below": 0.3, "at_trivial": 0.55, "above": 0.15},
     })
 
     def localize(self, run: Run) -> Localization:

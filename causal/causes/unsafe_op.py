@@ -45,6 +45,8 @@ class UnsafeOp(CauseNode):
                           "nonfinite_target": 0.03},
         "update_ratio": {"normal": 0.9, "high": 0.08, "very_high": 0.02},
         "loss_jump": {"none": 0.35, "on_calm_weights": 0.5, "after_trouble": 0.15},
+        # a calm run that learned until the op broke
+        "loss_vs_trivial": {"below": 0.75, "at_trivial": 0.05, "above": 0.2},
     })
 
     def localize(self, run: Run) -> Localization:

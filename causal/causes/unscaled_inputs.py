@@ -36,6 +36,8 @@ class UnscaledInputs(CauseNode):
                           "nonfinite_target": 0.005},
         "grad_depth": {"flat": 0.6, "vanishing_saturating": 0.1, "vanishing": 0.2,
                        "exploding": 0.1},
+        # raw targets keep the loss far above; raw inputs may kill the first layer
+        "loss_vs_trivial": {"below": 0.4, "at_trivial": 0.2, "above": 0.4},
     })
 
     def localize(self, run: Run) -> Localization:

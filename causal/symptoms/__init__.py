@@ -10,12 +10,13 @@ from causal.symptoms.layers import (
     Saturation,
     UpdateRatio,
 )
+from causal.symptoms.loss_level import LossVsTrivial
 from causal.symptoms.optimizer import LrLevel
 
 BUILTIN_SYMPTOMS = (
     NonfiniteBirth, Onset, LossPattern, LossJump, GradRegime, Saturation, DeadUnits, InitDepthTrend,
     UpdateRatio, GradDepth, InputOutlier, InputScale, HalfPrecision, ScalerScale, Outcome,
-    LrLevel,
+    LrLevel, LossVsTrivial,
 )
 
 __all__ = ["BUILTIN_SYMPTOMS"]
