@@ -368,5 +368,8 @@ def _unseen_lines(run: Run) -> list[str]:
 
 
 def _symptoms_line(evidence: Mapping[str, Mapping[str, float]]) -> str:
-    shown = {k: max(v, key=v.__getitem__) for k, v in evidence.items()}
+    """Each symptom's most likely state; `unobserved` where the run could not say (every state
+    alike: `Symptom.unobserved`), not the first of them."""
+    shown = {k: "unobserved" if len(set(v.values())) == 1 and len(v) > 1
+             else max(v, key=v.__getitem__) for k, v in evidence.items()}
     return "symptoms: " + ", ".join(f"{k}={s}" for k, s in shown.items())
