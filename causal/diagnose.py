@@ -251,7 +251,7 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
                 f"Stalled, cause unclear: the loss ended at {tail / head:.0%} of where it "
                 f"started ({head:.4g} in the first steps, {tail:.4g} over the last ones), and "
                 f"no root cause reaches {threshold:.2f}.")
-            if (trivial := _at_trivial(run)) is not None:
+            if (trivial := learned_nothing(run)) is not None:
                 lines.append(f"  {trivial}")
             others = hypotheses[:3]
         elif origin is None:
@@ -309,7 +309,7 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
                          f"{ev.to_state} ({ev.value:.3g})")
         for fix in h.fixes[:3]:
             lines.append(f"  fix: {fix}")
-    if first_origin(run) is None and (trivial := _at_trivial(run)) is not None:
+    if first_origin(run) is None and (trivial := learned_nothing(run)) is not None:
         lines.append(trivial[0].upper() + trivial[1:] + ".")
     if evidence:
         lines.append(_symptoms_line(evidence))
@@ -323,7 +323,7 @@ def _how_it_failed(run: Run) -> str:
     if origin is not None:
         return (f"the first non-finite value was born at step {origin.step} "
                 f"({origin.birth.direction or '?'}, {layer_label(run, origin.layer_name)})")
-    if (trivial := _at_trivial(run)) is not None:
+    if (trivial := learned_nothing(run)) is not None:
         return trivial
     stall = loss_stall(run)
     if stall is not None:
@@ -331,7 +331,7 @@ def _how_it_failed(run: Run) -> str:
     return "its symptoms say it is failing"
 
 
-def _at_trivial(run: Run) -> str | None:
+def learned_nothing(run: Run) -> str | None:
     """A sentence when the loss ended where a model that ignores its inputs ends (more likely
     than not, `symptoms.loss_level`), else None."""
     end = trivial_end(run)
@@ -367,9 +367,14 @@ def _unseen_lines(run: Run) -> list[str]:
     return []
 
 
-def _symptoms_line(evidence: Mapping[str, Mapping[str, float]]) -> str:
-    """Each symptom's most likely state; `unobserved` where the run could not say (every state
+def shown_state(dist: Mapping[str, float]) -> str:
+    """A symptom's most likely state; `unobserved` where the run could not say (every state
     alike: `Symptom.unobserved`), not the first of them."""
-    shown = {k: "unobserved" if len(set(v.values())) == 1 and len(v) > 1
-             else max(v, key=v.__getitem__) for k, v in evidence.items()}
+    if len(dist) > 1 and len(set(dist.values())) == 1:
+        return "unobserved"
+    return max(dist, key=dist.__getitem__)
+
+
+def _symptoms_line(evidence: Mapping[str, Mapping[str, float]]) -> str:
+    shown = {k: shown_state(v) for k, v in evidence.items()}
     return "symptoms: " + ", ".join(f"{k}={s}" for k, s in shown.items())

@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from causal.html_report import render
 from neuraldbg import NeuralDbg, diagnose
-from neuraldbg.suite.scoring import ranking  # noqa: F401  (the bench's reading, for reference)
 
 
 def _classifier(run_path, hidden_bias: float):
@@ -40,6 +40,9 @@ def test_a_dead_classifier_at_the_labels_entropy_is_failing_with_its_dead_layer(
     assert top.cause == "dead_relu" and top.layer == "3", d.format()
     assert d.evidence["loss_vs_trivial"]["at_trivial"] == 1.0
     assert "where a model that ignores its inputs ends" in d.format(), d.format()
+    page = render(d.run, d)  # the HTML report says it too, and draws the level on the loss
+    assert "the model learned nothing from its inputs" in page
+    assert "a model ignoring its inputs" in page
 
 
 def test_the_same_classifier_alive_learns_below_it_and_is_healthy(run_path):
@@ -47,3 +50,4 @@ def test_the_same_classifier_alive_learns_below_it_and_is_healthy(run_path):
     assert d.healthy, d.format()
     assert d.evidence["loss_vs_trivial"]["below"] == 1.0
     assert "targets seen as class labels only" not in d.format()
+    assert "learned nothing" not in render(d.run, d)

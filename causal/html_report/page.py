@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from causal.confirmation import confirmation_lines
-from causal.diagnose import MIN_CONFIDENCE, Diagnosis, diagnose, recording_stopped
+from causal.diagnose import (
+    MIN_CONFIDENCE,
+    Diagnosis,
+    diagnose,
+    learned_nothing,
+    recording_stopped,
+    shown_state,
+)
 from causal.errors import NeuralDbgError
 from causal.html_report import figures
 from causal.schema.run import Run
@@ -125,6 +132,7 @@ def _verdict(run: Run, dx: Diagnosis) -> str:
                  else "Stalled, cause unclear" if dx.stalled else "Healthy")
         lines.append(f"<div class=\"big\">{_e(state)}</div><p>{_e(dx.format().splitlines()[0])}"
                      f"</p><p class=\"sub\">weaker candidates: {_e(weaker or 'none')}</p>")
+        lines += _learned_nothing(run)
         lines += confirmed
         kind = "unsure" if dx.stalled or not dx.healthy else "healthy"
         return f"<div class=\"verdict {kind}\">{''.join(lines)}</div>"
@@ -137,9 +145,16 @@ def _verdict(run: Run, dx: Diagnosis) -> str:
     first = dx.format().splitlines()[0]
     if not first.startswith("[") and not first.startswith("Recording stopped"):
         lines.append(f"<p class=\"sub\">{_e(first)}</p>")  # "root cause unsure" and the like
+    lines += _learned_nothing(run)
     lines += confirmed
     kind = "" if dx.failing is None or top.confidence >= 0.5 else "unsure"
     return f"<div class=\"verdict {kind}\">{''.join(lines)}</div>"
+
+
+def _learned_nothing(run: Run) -> list[str]:
+    """The sentence of a finite run whose loss ended at the trivial predictor's, as a line."""
+    said = learned_nothing(run)
+    return [f"<p class=\"sub\">{_e(said[0].upper() + said[1:])}.</p>"] if said else []
 
 
 def _hypotheses(dx: Diagnosis) -> str:
@@ -172,7 +187,7 @@ def _symptoms(evidence: Mapping[str, Mapping[str, float]]) -> str:
         return ""
     rows = []
     for name, dist in evidence.items():
-        best = max(dist, key=dist.__getitem__)
+        best = shown_state(dist)
         spread = ", ".join(f"{_e(s)} {p:.2f}" for s, p in sorted(dist.items(),
                                                               key=lambda kv: -kv[1]))
         rows.append(f"<tr><td class=\"mono\">{_e(name)}</td><td><b>{_e(best)}</b></td>"
