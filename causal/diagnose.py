@@ -251,7 +251,7 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
                 f"Stalled, cause unclear: the loss ended at {tail / head:.0%} of where it "
                 f"started ({head:.4g} in the first steps, {tail:.4g} over the last ones), and "
                 f"no root cause reaches {threshold:.2f}.")
-            if (trivial := learned_nothing(run)) is not None:
+            if (trivial := learned_nothing_line(run)) is not None:
                 lines.append(f"  {trivial}")
             others = hypotheses[:3]
         elif origin is None:
@@ -309,8 +309,8 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
                          f"{ev.to_state} ({ev.value:.3g})")
         for fix in h.fixes[:3]:
             lines.append(f"  fix: {fix}")
-    if first_origin(run) is None and (trivial := learned_nothing(run)) is not None:
-        lines.append(trivial[0].upper() + trivial[1:] + ".")
+    if first_origin(run) is None and (trivial := learned_nothing_line(run)) is not None:
+        lines.append(trivial)
     if evidence:
         lines.append(_symptoms_line(evidence))
         lines += _unseen_lines(run)
@@ -338,6 +338,12 @@ def learned_nothing(run: Run) -> str | None:
     if end is None or end.at_trivial < 0.5:
         return None
     return f"{end.sentence()}: the model learned nothing from its inputs"
+
+
+def learned_nothing_line(run: Run) -> str | None:
+    """`learned_nothing` as a sentence of its own (capitalised, with its full stop)."""
+    said = learned_nothing(run)
+    return None if said is None else f"{said[0].upper()}{said[1:]}."
 
 
 def recording_stopped(run: Run) -> str | None:

@@ -16,7 +16,7 @@ from causal.diagnose import (
     MIN_CONFIDENCE,
     Diagnosis,
     diagnose,
-    learned_nothing,
+    learned_nothing_line,
     recording_stopped,
     shown_state,
 )
@@ -153,8 +153,8 @@ def _verdict(run: Run, dx: Diagnosis) -> str:
 
 def _learned_nothing(run: Run) -> list[str]:
     """The sentence of a finite run whose loss ended at the trivial predictor's, as a line."""
-    said = learned_nothing(run)
-    return [f"<p class=\"sub\">{_e(said[0].upper() + said[1:])}.</p>"] if said else []
+    said = learned_nothing_line(run)
+    return [f"<p class=\"sub\">{_e(said)}</p>"] if said else []
 
 
 def _hypotheses(dx: Diagnosis) -> str:

@@ -126,7 +126,9 @@ class TargetWatch(TorchFunctionMode):
         return tuple(out.values())
 
     def _labels_behind(self, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
-        """The batch's class labels the values `tensors` come from (`_behind` for labels)."""
+        """The batch's class labels the values `tensors` come from (`_behind` for labels): a
+        tensor made while watching stands only for the labels it was computed from, one alive
+        before it for itself."""
         out: dict[int, torch.Tensor] = {}
         for t in tensors:
             for s in self.label_sources.get(id(t), () if id(t) in self.made else (t,)):
@@ -135,8 +137,7 @@ class TargetWatch(TorchFunctionMode):
         return tuple(out.values())
 
     def _label_like(self, t: torch.Tensor) -> bool:
-        return (is_class_labels(t) and id(t) not in self.derived and id(t) not in self.made
-                and t.shape[0] == self.batch)
+        return is_class_labels(t) and id(t) not in self.derived and t.shape[0] == self.batch
 
     def _target_like(self, t: torch.Tensor) -> bool:
         return (not t.requires_grad and id(t) not in self.derived and t.is_floating_point()
@@ -151,14 +152,14 @@ class TargetWatch(TorchFunctionMode):
             return bool(model)
         for t in tensors:
             if self._target_like(t):
-                for s in self.sources.get(id(t)) or (t,):
-                    if id(s) not in self.seen:
-                        self.seen.add(id(s))
-                        self.found(s)
+                data = self.sources.get(id(t)) or (t,)
             elif not t.is_floating_point():
-                for s in self._labels_behind([t]):
-                    if id(s) not in self.seen:
-                        self.seen.add(id(s))
-                        self.found(s)
+                data = self._labels_behind([t])
+            else:
+                continue
+            for s in data:
+                if id(s) not in self.seen:
+                    self.seen.add(id(s))
+                    self.found(s)
         return True
 
