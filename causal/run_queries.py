@@ -241,6 +241,36 @@ def nonfinite_step(run: Run) -> int | None:
     return origin.step if origin is not None else None
 
 
+#: Batches before a sign break that say which sign the data always had.
+SIGN_HISTORY = 8
+#: A negative value counts as a sign break from this share of the data's usual max|x| up
+#: (data rescaled into [0, 1] dipping to -1e-7 by rounding is no corrupt record).
+SIGN_BREAK_SHARE = 0.01
+
+
+def sign_break(run: Run) -> tuple[int, str, float] | None:
+    """The batch that broke the run by leaving the sign its data always had: at the step of
+    the first non-finite value, the inputs' (or targets') smallest value is negative where the
+    batches of every earlier step (at least SIGN_HISTORY) had none, by at least SIGN_BREAK_SHARE
+    of their usual max|x|. A sentinel (-1, -999) or a sign-flipped reading among positive
+    data, taken by an op whose domain the data kept to (log, sqrt, a power): (step, "input" or
+    "target", the value). A zero is no break: log(0) of a legitimate zero is the op's fault."""
+    step = nonfinite_step(run)
+    if step is None:
+        return None
+    for kind in ("input", "target"):
+        mins = [(s, v) for s, v in run.series.get(f"{kind}_min") if s <= step and math.isfinite(v)]
+        if not mins or mins[-1][0] != step or mins[-1][1] >= 0:
+            continue
+        before = [v for _, v in mins[:-1]]
+        if len(before) < SIGN_HISTORY or min(before) < 0:
+            continue
+        peaks = [v for s, v in run.series.get(f"{kind}_max_abs") if s < step and math.isfinite(v)]
+        if peaks and -mins[-1][1] >= SIGN_BREAK_SHARE * statistics.median(peaks):
+            return step, kind, mins[-1][1]
+    return None
+
+
 def failure_step(run: Run) -> int | None:
     """The step the run started to fail: its first non-finite value, else the first gradient
     or loss transition into a bad regime (activation regimes explain failures, they are not

@@ -1,8 +1,9 @@
 """Data outlier: one or a few corrupt, extreme or NaN batches in otherwise good data.
 
-Symptoms: one batch's max|x| is far from all others (robust z-score), or an input or target is
-non-finite; the run was calm before and fails late, right at that batch. Distinguished from
-unscaled_inputs (all batches large from step 0) and unsafe_op (inputs ordinary, an op fails).
+Symptoms: one batch's max|x| is far from all others (robust z-score), a batch takes a sign its data
+never had on the step that turned non-finite, or an input or target is non-finite; the run was calm
+before and fails late, right at that batch. Distinguished from unscaled_inputs (all batches large
+from step 0) and unsafe_op (inputs ordinary, an op fails).
 Reference: Northcutt et al., "Pervasive Label Errors in Test Sets" (NeurIPS 2021) for how
 common corrupt samples are; PyTorch forum reports of NaN loss from a single bad batch.
 """
@@ -15,7 +16,7 @@ from types import MappingProxyType
 from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.localize import input_layer, output_layer
-from causal.run_queries import failure_step, input_born, robust_z
+from causal.run_queries import failure_step, input_born, robust_z, sign_break
 from causal.schema.run import INPUT, Event, Run
 
 
@@ -55,6 +56,10 @@ class DataOutlier(CauseNode):
                 return _placed(run, column.startswith("target"), bad[0], chain)
         if (origin := input_born(run)) is not None:  # another argument than the batch
             return _placed(run, False, origin.step, (origin,))
+        if (broke := sign_break(run)) is not None:  # a value of a sign its data never had
+            step, kind, _ = broke
+            chain = tuple(e for e in run.events if e.step == step)
+            return _placed(run, kind == "target", step, chain[:6])
         stop = failure_step(run)
         best: tuple[float, int, bool] | None = None
         for column in ("input_max_abs", "target_max_abs"):
@@ -71,11 +76,14 @@ class DataOutlier(CauseNode):
         return _placed(run, best is not None and best[2], step, chain[:6])
 
     def describe(self, run: Run, loc: Localization) -> str:
+        broke = sign_break(run)
+        sign = (f": a value of {broke[2]:.3g} where the {broke[1]}s were never negative"
+                if broke is not None and broke[0] == loc.step else "")
         if _in_targets(loc):
-            return (f"A corrupt or extreme target batch at step {loc.step} broke a calm run "
-                    f"(the loss compares {loc.layer!r} with them)")
+            return (f"A corrupt or extreme target batch at step {loc.step} broke a calm run"
+                    f"{sign} (the loss compares {loc.layer!r} with them)")
         where = f" (it enters the model at {loc.layer!r})" if loc.layer not in (None, INPUT) else ""
-        return f"A corrupt or extreme input batch at step {loc.step} broke a calm run{where}"
+        return f"A corrupt or extreme input batch at step {loc.step} broke a calm run{sign}{where}"
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
         if _in_targets(loc):

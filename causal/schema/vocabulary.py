@@ -101,10 +101,13 @@ class StepStat(StrEnum):
     INPUT_MEAN = "input_mean"
     INPUT_STD = "input_std"
     INPUT_NONFINITE = "input_nonfinite"
+    # the smallest value of the batch (finite batches): where data leave the sign they had
+    INPUT_MIN = "input_min"
     TARGET_MAX_ABS = "target_max_abs"
     TARGET_MEAN = "target_mean"
     TARGET_STD = "target_std"
     TARGET_NONFINITE = "target_nonfinite"
+    TARGET_MIN = "target_min"
     # the entropy of the class labels (nats, Miller-Madow corrected): the loss of a model that
     # predicts only their frequencies; on steps with full statistics
     TARGET_ENTROPY = "target_entropy"

@@ -16,6 +16,7 @@ from causal.run_queries import (
     input_born,
     layer_series,
     robust_z,
+    sign_break,
 )
 from causal.schema.run import Direction, Event, LayerStat, Run, State
 from causal.symptoms.base import Symptom
@@ -32,7 +33,8 @@ OUTLIER_MIN_BATCHES = 8
 
 
 class InputOutlier(Symptom):
-    """A single batch far from the others (robust z-score of log max|x|), or a non-finite
+    """A single batch far from the others (robust z-score of log max|x|, or a value of a sign
+    the data never had on the step that turned non-finite: `sign_break`), or a non-finite
     input (the measured batch, or any other argument the model was given, as the first
     non-finite value's origin says), in otherwise ordinary data. Only a batch at or before the
     failure can be its cause; when the run broke in its first steps, the batches after the
@@ -60,6 +62,8 @@ class InputOutlier(Symptom):
             return self.hard("nonfinite")
         if nonfinite("target_nonfinite") or born is not None:
             return self.hard("nonfinite_target")
+        if sign_break(run) is not None:  # a value of a sign its data never had, made non-finite
+            return self.hard("outlier")
         for column in ("input_max_abs", "target_max_abs"):
             pts = [(s, v) for s, v in run.series.get(column) if math.isfinite(v) and v > 0]
             candidates = sum(1 for s, _ in pts if stop is None or s <= stop + 1)

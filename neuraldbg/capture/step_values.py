@@ -52,6 +52,9 @@ class BatchStats(NamedTuple):
     std: float
     nonfinite: float  # how many values are non-finite (1.0 when only known to be some)
     has_nan: float  # 1.0 when one of them is NaN
+    # the smallest value: a batch leaving the sign its data always had (a -1 sentinel among
+    # positive readings) shows here, where max|x| may not move
+    min: float = math.nan
 
 
 @dataclass

@@ -69,7 +69,7 @@ def moments(x: torch.Tensor) -> Moments:
     """min, max, sum and L2 norm of `x` as four 0-d tensors, from three cheap reductions (NaN
     propagates through all); the monitor stacks them with the step's other scalars.
 
-    Mean, std and max|x| follow on the host (`stats_from_moments`); the non-finite count is
+    Mean, std, min and max|x| follow on the host (`stats_from_moments`); the non-finite count is
     only counted when min or max shows a non-finite value.
     """
     if x.requires_grad:
@@ -83,18 +83,18 @@ def moments(x: torch.Tensor) -> Moments:
 
 
 def stats_from_moments(parts: Sequence[Sequence[float]], counts: Sequence[int]
-                       ) -> tuple[float, float, float, bool]:
-    """(max|x|, mean, std, finite) of the union of tensors, from their `moments`."""
+                       ) -> tuple[float, float, float, float, bool]:
+    """(max|x|, mean, std, min, finite) of the union of tensors, from their `moments`."""
     n = sum(counts)
     lo = min(p[0] for p in parts)
     hi = max(p[1] for p in parts)
     if not all(math.isfinite(p[0]) and math.isfinite(p[1]) for p in parts):
-        return math.nan, math.nan, math.nan, False
+        return math.nan, math.nan, math.nan, math.nan, False
     total = sum(p[2] for p in parts)
     sq = sum(p[3] ** 2 for p in parts)
     mean = total / max(n, 1)
     var = max(sq / max(n, 1) - mean * mean, 0.0) * (n / (n - 1) if n > 1 else 0.0)
-    return max(abs(lo), abs(hi)), mean, math.sqrt(var), True
+    return max(abs(lo), abs(hi)), mean, math.sqrt(var), lo, True
 
 
 def label_entropy(labels: Sequence[torch.Tensor]) -> torch.Tensor:

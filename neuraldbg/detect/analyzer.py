@@ -298,6 +298,8 @@ class Analyzer:
             if vals is not None:
                 row.update({f"{prefix}_max_abs": vals.max_abs, f"{prefix}_mean": vals.mean,
                             f"{prefix}_std": vals.std, f"{prefix}_nonfinite": vals.nonfinite})
+                if math.isfinite(vals.min):
+                    row[f"{prefix}_min"] = vals.min
         if hs.label_entropy is not None and math.isfinite(hs.label_entropy):
             row[StepStat.TARGET_ENTROPY] = hs.label_entropy
         writer = self.writer
@@ -315,9 +317,9 @@ def _batch_stats(sizes: list[int], moments: tuple[list[float], ...],
     the tensors (a second sync), only when a batch is non-finite."""
     if not sizes:
         return None
-    max_abs, mean, std, finite = stats_from_moments(list(moments), sizes)
+    max_abs, mean, std, lo, finite = stats_from_moments(list(moments), sizes)
     if finite:
-        return BatchStats(max_abs, mean, std, 0.0, 0.0)
+        return BatchStats(max_abs, mean, std, 0.0, 0.0, lo)
     if live:
         count, has_nan = nonfinite_count([t for _, _, t in live])
         return BatchStats(max_abs, mean, std, count, float(has_nan))
