@@ -57,9 +57,9 @@ class DataOutlier(CauseNode):
         if (origin := input_born(run)) is not None:  # another argument than the batch
             return _placed(run, False, origin.step, (origin,))
         if (broke := sign_break(run)) is not None:  # a value of a sign its data never had
-            step, kind, _ = broke
-            chain = tuple(e for e in run.events if e.step == step)
-            return _placed(run, kind == "target", step, chain[:6])
+            broke_step, kind, _ = broke
+            chain = tuple(e for e in run.events if e.step == broke_step)
+            return _placed(run, kind == "target", broke_step, chain[:6])
         stop = failure_step(run)
         best: tuple[float, int, bool] | None = None
         for column in ("input_max_abs", "target_max_abs"):
