@@ -109,11 +109,6 @@ class StepBuffer:
     # losses the model returned itself (`model_io.model_loss`), while the user records none
     model_losses: list[torch.Tensor] = field(default_factory=list)
     model_loss_parts: bool = False  # they are shares of the step's loss (summed, not averaged)
-    # the autograd node of the loss the model returned this step (also once the user records
-    # losses: the loss they record may be this one, `out.loss`)
-    model_loss_node: Any = None
-    # `targets` / `labels` hold the model's own (its `labels=` argument), not the loop's
-    model_targets: bool = False
     # (moments, element count, the batch: dropped once a quiet step is queued)
     inputs: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
     targets: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)

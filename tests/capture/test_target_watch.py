@@ -320,49 +320,6 @@ def test_the_labels_a_model_computing_its_own_loss_is_passed_give_their_entropy(
         [_label_entropy([y]) for y in ys], rel=1e-5)
 
 
-@pytest.mark.parametrize("recorded", ["out.loss", "out.loss / 2", "own loss on the logits"])
-def test_recording_the_model_s_own_loss_keeps_its_labels(run_path, recorded):
-    """The README's loop on a Hugging Face-style model: `record_loss(out["loss"])` is the
-    model's loss, so the labels the model was given stay the step's labels; a loss the loop
-    computes itself from the logits finds its labels where it takes them."""
-    torch.manual_seed(0)
-    model = _OwnLoss()
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    ys = [torch.tensor([0, 1, 2, 2] * 4), torch.tensor([2] * 15 + [0]), torch.tensor([1] * 16)]
-    with NeuralDbg(model, path=run_path()) as dbg:
-        for y in ys:
-            opt.zero_grad()
-            out = model(torch.randn(BATCH, 4), labels=y)
-            if recorded == "out.loss":
-                loss = out["loss"]
-            elif recorded == "out.loss / 2":
-                loss = out["loss"] / 2
-            else:
-                loss = F.cross_entropy(out["logits"], y)
-            loss.backward()
-            dbg.record_loss(loss)
-            opt.step()
-    assert [v for _, v in dbg.run.series.get("target_entropy")] == pytest.approx(
-        [_label_entropy([y]) for y in ys], rel=1e-5)
-
-
-def test_a_loss_that_is_not_the_model_s_drops_the_model_s_labels(run_path):
-    """The loop records a loss of its own that takes no labels: the model's labels are not that
-    loss's targets."""
-    torch.manual_seed(0)
-    model = _OwnLoss()
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    with NeuralDbg(model, path=run_path()) as dbg:
-        for _ in range(3):
-            opt.zero_grad()
-            out = model(torch.randn(BATCH, 4), labels=torch.tensor([0, 1] * 8))
-            loss = out["logits"].pow(2).mean()
-            loss.backward()
-            dbg.record_loss(loss)
-            opt.step()
-    assert dbg.run.series.get("target_entropy") == []
-
-
 def test_the_smallest_value_of_inputs_and_targets_is_recorded(run_path):
     run, targets = _train(run_path, LOSSES["mse"][0], LOSSES["mse"][1], steps=4)
     assert [v for _, v in run.series.get("target_min")] == pytest.approx(
