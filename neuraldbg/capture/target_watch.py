@@ -13,6 +13,10 @@ Gaussian or Poisson NLL, a KL divergence, soft cross-entropy labels, and hand-wr
 as `((out - y) ** 2).mean()` alike. No host synchronisation: the targets' moments are device
 reductions, fetched with the step's other values.
 
+A target the loss reshapes beside a reshaped output (`F.mse_loss(out.reshape(-1),
+y.reshape(-1))`, a sequence model's targets flattened over time) is no longer batch-sized; it
+is traced back to the batch's `y` as well.
+
 Integer class labels have no scale; they are reported too (`F.cross_entropy(out, y)`, `nll_loss`,
 `out.gather(1, y[:, None])`, a flattened `y.view(-1)` traced back to `y`), for their entropy: the
 loss of a model that predicts only the labels' frequencies. Indices the loss makes itself
@@ -155,6 +159,10 @@ class TargetWatch(TorchFunctionMode):
                 data = self.sources.get(id(t)) or (t,)
             elif not t.is_floating_point():
                 data = self._labels_behind([t])
+            elif not t.requires_grad and id(t) not in self.derived:
+                # a target reshaped from the batch's beside a reshaped output (a sequence
+                # model's `F.mse_loss(out.reshape(-1), y.reshape(-1))`): the data behind it
+                data = self.sources.get(id(t), ())
             else:
                 continue
             for s in data:

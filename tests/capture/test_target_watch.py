@@ -40,6 +40,8 @@ LOSSES = {
                       lambda g: 300.0 * torch.randn(BATCH, 2, generator=g)),
     "squeezed_output": (lambda out, y: F.mse_loss(out.sum(1), y),
                         lambda g: 300.0 * torch.randn(BATCH, generator=g)),
+    "flattened": (lambda out, y: F.mse_loss(out.reshape(-1), y.reshape(-1)),
+                  lambda g: 300.0 * torch.randn(BATCH, 2, generator=g)),
 }
 
 
