@@ -335,7 +335,7 @@ def learned_nothing(run: Run) -> str | None:
     """A sentence when the loss ended where a model that ignores its inputs ends (more likely
     than not, `symptoms.loss_level`), else None."""
     end = trivial_end(run)
-    if end is None or end.at_trivial < 0.5:
+    if end is None or not end.likely:
         return None
     return f"{end.sentence()}: the model learned nothing from its inputs"
 

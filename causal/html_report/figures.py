@@ -98,7 +98,7 @@ def loss_curve(run: Run, failing_step: int | None) -> str | None:
             ax.axvline(failing_step, color="#d62728", linewidth=1.4, linestyle="--",
                        label=f"failing step {failing_step}")
         end = trivial_end(run)
-        if end is not None and end.at_trivial >= 0.5:
+        if end is not None and end.likely:
             ax.axhline(end.level, color="#2ca02c", linewidth=1.0, linestyle=":",
                        label="a model ignoring its inputs")
         ax.set_xlabel("step")

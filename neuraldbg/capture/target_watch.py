@@ -155,16 +155,13 @@ class TargetWatch(TorchFunctionMode):
         if not model or not report:
             return bool(model)
         for t in tensors:
-            if self._target_like(t):
-                data = self.sources.get(id(t)) or (t,)
-            elif not t.is_floating_point():
+            if not t.is_floating_point():
                 data = self._labels_behind([t])
-            elif not t.requires_grad and id(t) not in self.derived:
-                # a target reshaped from the batch's beside a reshaped output (a sequence
-                # model's `F.mse_loss(out.reshape(-1), y.reshape(-1))`): the data behind it
-                data = self.sources.get(id(t), ())
-            else:
-                continue
+            elif t.requires_grad or id(t) in self.derived:
+                continue  # the model's side
+            else:  # the data behind a value computed while watching (a target the loss
+                # reshaped beside a reshaped output too), else the value when it looks like one
+                data = self.sources.get(id(t)) or ((t,) if self._target_like(t) else ())
             for s in data:
                 if id(s) not in self.seen:
                     self.seen.add(id(s))
