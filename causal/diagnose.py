@@ -21,7 +21,7 @@ from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
 from causal.run_queries import first_origin, layer_label, loss_output_at_bound, loss_stall
 from causal.schema.run import Run
-from causal.symptoms.loss_level import trivial_end
+from causal.symptoms.loss_level import TrivialEnd, trivial_end
 from causal.verdict import Verdict, verdict
 
 if TYPE_CHECKING:
@@ -331,13 +331,23 @@ def _how_it_failed(run: Run) -> str:
     return "its symptoms say it is failing"
 
 
-def learned_nothing(run: Run) -> str | None:
-    """A sentence when the loss ended where a model that ignores its inputs ends (more likely
-    than not, `symptoms.loss_level`), else None."""
+#: How surely (`TrivialEnd.at_trivial`) the loss must have ended at the trivial predictor's loss
+#: for the report to say the model learned nothing: more likely than not.
+LEARNED_NOTHING_AT = 0.5
+
+
+def learned_nothing_end(run: Run) -> TrivialEnd | None:
+    """Where the loss ended against the trivial predictor's (`symptoms.loss_level`), when it
+    more likely than not ended there; else None."""
     end = trivial_end(run)
-    if end is None or not end.likely:
-        return None
-    return f"{end.sentence()}: the model learned nothing from its inputs"
+    return end if end is not None and end.at_trivial >= LEARNED_NOTHING_AT else None
+
+
+def learned_nothing(run: Run) -> str | None:
+    """A sentence when the loss ended where a model that ignores its inputs ends
+    (`learned_nothing_end`), else None."""
+    end = learned_nothing_end(run)
+    return None if end is None else f"{end.sentence()}: the model learned nothing from its inputs"
 
 
 def learned_nothing_line(run: Run) -> str | None:

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from causal.diagnose import learned_nothing_end
 from causal.schema.run import Event, EventKind, Run, State, Window
-from causal.symptoms.loss_level import trivial_end
 
 #: At most this many points of the loss curve (a min/max pair per column past it).
 MAX_POINTS = 1200
@@ -74,7 +74,7 @@ def thinned(points: Sequence[tuple[int, float]], limit: int = MAX_POINTS
 def loss_curve(run: Run, failing_step: int | None) -> str | None:
     """The loss against the step (log scale when positive over more than two decades), with the
     steps where a non-finite loss appeared, the layers' first events, the failing step, and the
-    trivial predictor's loss when the run ended there (`symptoms.loss_level`)."""
+    trivial predictor's loss when the run ended there (`diagnose.learned_nothing_end`)."""
     points = [(s, v) for s, v in run.series.get("loss") if math.isfinite(v)]
     bad = [s for s, v in run.series.get("loss") if not math.isfinite(v)]
     if not points and not bad:
@@ -97,8 +97,7 @@ def loss_curve(run: Run, failing_step: int | None) -> str | None:
         if failing_step is not None:
             ax.axvline(failing_step, color="#d62728", linewidth=1.4, linestyle="--",
                        label=f"failing step {failing_step}")
-        end = trivial_end(run)
-        if end is not None and end.likely:
+        if (end := learned_nothing_end(run)) is not None:
             ax.axhline(end.level, color="#2ca02c", linewidth=1.0, linestyle=":",
                        label="a model ignoring its inputs")
         ax.set_xlabel("step")

@@ -55,11 +55,6 @@ class TrivialEnd(NamedTuple):
         AT_NONE)."""
         return min(1.0, max(0.0, (AT_NONE - abs(self.gap)) / (AT_NONE - AT_CERTAIN)))
 
-    @property
-    def likely(self) -> bool:
-        """The loss more likely than not ended at the trivial level (what the report says)."""
-        return self.at_trivial >= 0.5
-
     def sentence(self) -> str:
         return (f"the loss ended at {self.end:.4g}, where a model that ignores its inputs ends "
                 f"({TRIVIAL_WHAT[self.kind]}: {self.level:.4g})")
