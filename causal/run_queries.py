@@ -482,14 +482,14 @@ TRIVIAL_MIN_STEPS = 3
 def trivial_losses(run: Run) -> dict[str, float]:
     """What a model that ignores its inputs scores, by the targets the run recorded, one level
     per loss it may be (by name): with class labels, the cross-entropy of predicting their
-    frequencies (`labels`: the mean of the steps' label entropies); with numeric targets, the
-    mean squared error of predicting their mean (`mean`: their pooled variance) and, for
-    targets within [0, 1], the binary cross-entropy of predicting it (`binary`). Empty when
-    the run recorded neither on TRIVIAL_MIN_STEPS steps."""
+    frequencies (`labels`: the entropy of all the labels seen, the last step's pooled value);
+    with numeric targets, the mean squared error of predicting their mean (`mean`: their
+    pooled variance) and, for targets within [0, 1], the binary cross-entropy of predicting it
+    (`binary`). Empty when the run recorded neither on TRIVIAL_MIN_STEPS steps."""
     out: dict[str, float] = {}
     ent = [v for _, v in run.series.get("target_entropy") if math.isfinite(v)]
     if len(ent) >= TRIVIAL_MIN_STEPS:
-        out["labels"] = statistics.fmean(ent)
+        out["labels"] = ent[-1]
     means = dict(run.series.get("target_mean"))
     stds = dict(run.series.get("target_std"))
     peaks = dict(run.series.get("target_max_abs"))

@@ -36,6 +36,7 @@ from neuraldbg.capture.model_io import (
     model_labels,
     model_loss,
     model_targets,
+    records_model_loss,
 )
 from neuraldbg.capture.optimizer_binding import OptimizerBinding
 from neuraldbg.capture.recurrent_gates import gate_row, is_fused_recurrent
@@ -57,6 +58,7 @@ from neuraldbg.capture.step_clock import StepClock
 from neuraldbg.capture.step_values import FetchedValues, collect, raw_step, step_loss
 from neuraldbg.capture.target_watch import TargetWatch
 from neuraldbg.capture.tensor_stats import (
+    LabelPool,
     NormGrouper,
     activation_stats,
     first_float,
@@ -139,6 +141,7 @@ class StepCapture:
         # the optimizer whose step ends this model's steps, and its settings
         self.optimizer = OptimizerBinding(self.grouper.params, units)
         self.weight_buffers: list[torch.Tensor] | None = None
+        self.label_pool = LabelPool()  # the class labels seen, for the trivial predictor
         self.weights_ready = False
         self.dag: DagTracker | None = None
         self.last_step: int | None = None  # the last step written to the run file
@@ -153,6 +156,9 @@ class StepCapture:
         # whether the user records the loss (record_loss); until then, a loss the model returns
         # itself (`model_io.model_loss`) is the step's loss
         self.user_loss = False
+        # whether the loss the user records is the one the model returned (a Hugging Face
+        # model's `out.loss`): the model's `labels=` are then the step's targets
+        self.model_loss_recorded = False
         self.in_optimizer_step = False  # between the bound optimizer's pre- and post-step hooks
         # called (it raises) before the update of a step whose loss or gradients are non-finite
         self.halt: Callable[..., None] | None = None
@@ -370,12 +376,15 @@ class StepCapture:
             b.forwards += 1
             b.model_args.append((args, kwargs))
             x = batch_input(args, kwargs, self.arg_names)
-            if kwargs and not self.user_loss:  # a model that computes its own loss
+            if kwargs and (not self.user_loss or self.model_loss_recorded):
+                # a model that computes its own loss: its targets, while that loss is the step's
                 b.model_loss_parts |= loss_is_share(kwargs)
                 if (y := model_targets(kwargs)) is not None:
                     b.targets.append((moments(y), y.numel(), y))
+                    b.model_targets = True
                 elif (y := model_labels(kwargs)) is not None:
                     b.labels.append(y)
+                    b.model_targets = True
             if x is not None:
                 b.inputs.append((moments(x), x.numel(), x))
             else:  # no batch with a scale (ids, labels): the device of any tensor argument
@@ -423,10 +432,12 @@ class StepCapture:
                 else:
                     b.output_nodes += [t.grad_fn for t in iter_tensors(output)
                                        if t.grad_fn is not None]
-                    if not self.user_loss and (loss := model_loss(output)) is not None:
-                        b.model_losses.append(loss.detach().reshape(()))
-                        if b.loss_node is None:
-                            b.loss_node = loss.grad_fn
+                    if (loss := model_loss(output)) is not None:
+                        b.model_loss_node = loss.grad_fn
+                        if not self.user_loss:
+                            b.model_losses.append(loss.detach().reshape(()))
+                            if b.loss_node is None:
+                                b.loss_node = loss.grad_fn
             if b.stash_on and (entry := output_entry(self.root_slot, output, ())) is not None:
                 b.stash.append(entry)
             dag = self.dag
@@ -542,12 +553,16 @@ class StepCapture:
         if not self.buf.open:
             self._begin_step()
         b = self.buf
+        # the loss the model returned (`out.loss`, or a share of it): its targets stay the step's
+        self.model_loss_recorded = own = records_model_loss(loss, b.model_loss_node)
         if not self.user_loss:  # the user's losses from now on, this step's included
             self.user_loss = True
             b.model_losses.clear()
             b.loss_node = None
-            b.targets.clear()  # the model's labels too: the user's targets or none
+        if b.model_targets and not own:  # the user's targets or none
+            b.targets.clear()
             b.labels.clear()
+            b.model_targets = False
         if isinstance(loss, torch.Tensor):
             if loss.grad_fn is not None:
                 b.loss_node = loss.grad_fn

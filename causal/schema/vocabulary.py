@@ -108,8 +108,9 @@ class StepStat(StrEnum):
     TARGET_STD = "target_std"
     TARGET_NONFINITE = "target_nonfinite"
     TARGET_MIN = "target_min"
-    # the entropy of the class labels (nats, Miller-Madow corrected): the loss of a model that
-    # predicts only their frequencies; on steps with full statistics
+    # the entropy of the class labels seen so far, pooled over the steps with full statistics
+    # (nats, Chao-Shen coverage-adjusted): the loss of a model that predicts only their
+    # frequencies
     TARGET_ENTROPY = "target_entropy"
     GRAD_NORM = "grad_norm"
     SCALER_SCALE = "scaler_scale"

@@ -133,3 +133,23 @@ def model_loss(output: Any) -> torch.Tensor | None:
             and loss.grad_fn is not None):
         return loss
     return None
+
+
+#: How many autograd nodes `records_model_loss` looks through from the recorded loss.
+LOSS_NODES_LOOKED = 8
+
+
+def records_model_loss(loss: Any, model_node: Any) -> bool:
+    """Whether the loss the loop records is (made from) the loss the model returned: its graph
+    reaches `model_node` within a few nodes (`out.loss`, `out.loss / accumulation`,
+    `out.loss.mean()` over replicas, `out.loss + aux`)."""
+    if model_node is None or not isinstance(loss, torch.Tensor) or loss.grad_fn is None:
+        return False
+    todo, seen = [loss.grad_fn], 0
+    while todo and seen < LOSS_NODES_LOOKED:
+        node = todo.pop(0)
+        seen += 1
+        if node is model_node:
+            return True
+        todo += [n for n, _ in node.next_functions if n is not None]
+    return False

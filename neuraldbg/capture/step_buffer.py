@@ -109,6 +109,11 @@ class StepBuffer:
     # losses the model returned itself (`model_io.model_loss`), while the user records none
     model_losses: list[torch.Tensor] = field(default_factory=list)
     model_loss_parts: bool = False  # they are shares of the step's loss (summed, not averaged)
+    # the autograd node of the loss the model returned this step (also once the user records
+    # losses: the loss they record may be this one, `out.loss`)
+    model_loss_node: Any = None
+    # `targets` / `labels` hold the model's own (its `labels=` argument), not the loop's
+    model_targets: bool = False
     # (moments, element count, the batch: dropped once a quiet step is queued)
     inputs: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
     targets: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
@@ -116,7 +121,7 @@ class StepBuffer:
     # when it has no others
     found_targets: list[tuple[Moments, int, torch.Tensor | None]] = field(default_factory=list)
     # integer class labels the loss took (given, the model's own `labels`, or found), for the
-    # trivial predictor's loss (`tensor_stats.label_entropy`, on steps with full statistics)
+    # trivial predictor's loss (`tensor_stats.LabelPool`, on steps with full statistics)
     labels: list[torch.Tensor] = field(default_factory=list)
     found_labels: list[torch.Tensor] = field(default_factory=list)
     # gradient norms of the parameters accumulated during the step (each at most once): the

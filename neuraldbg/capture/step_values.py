@@ -13,7 +13,7 @@ import torch
 
 from neuraldbg.capture.host_transfer import Gather
 from neuraldbg.capture.step_buffer import StepBuffer, loss_tensor, reduce_act
-from neuraldbg.capture.tensor_stats import NormGrouper, label_entropy
+from neuraldbg.capture.tensor_stats import LabelPool, NormGrouper
 
 
 class ValuesSite(Protocol):
@@ -23,6 +23,7 @@ class ValuesSite(Protocol):
     grouper: NormGrouper
     weight_buffers: list[torch.Tensor] | None
     scaler: object
+    label_pool: LabelPool
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class FetchedValues:
     act: list[float] = field(default_factory=list)
     weight_norms: list[float] | None = None
     update_norms: list[float] | None = None
-    # the entropy of the step's class labels (`tensor_stats.label_entropy`), on full steps
+    # the entropy of the class labels pooled over the full steps so far (`LabelPool`)
     label_entropy: float | None = None
 
 
@@ -128,8 +129,8 @@ def collect(cap: ValuesSite, step: int, b: StepBuffer, settings: dict[str, str],
     if act_units:
         g.add("act", torch.stack([reduce_act(b.act[i]).to(b.act[act_units[0]][0].device)
                                   for i in act_units]))
-    if b.full and b.labels:  # a vector: a batch without a valid label gives NaN, no failure
-        g.add("labels", label_entropy(b.labels).reshape(1))
+    if b.full and b.labels:  # a vector: no valid label yet gives NaN, no failure
+        g.add("labels", cap.label_pool.add(b.labels).reshape(1))
     weights_index = None
     if weights and cap.weight_buffers is not None:
         wnorm = cap.grouper.weight_norms()

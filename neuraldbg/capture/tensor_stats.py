@@ -97,20 +97,56 @@ def stats_from_moments(parts: Sequence[Sequence[float]], counts: Sequence[int]
     return max(abs(lo), abs(hi)), mean, math.sqrt(var), lo, True
 
 
-def label_entropy(labels: Sequence[torch.Tensor]) -> torch.Tensor:
-    """The entropy (nats) of the class labels `labels` (integer tensors, negative values such as
-    an `ignore_index` of -100 left out) as a 0-d float32 tensor: the cross-entropy of a model that
-    predicts only the labels' frequencies, the trivial predictor's loss. Miller-Madow corrected
-    (+ (classes seen - 1) / 2n), so that a batch's estimate is not biased low against the
-    run's class prior; NaN without a valid label. Sorts the labels (`torch.unique`): a device
-    synchronisation, so the monitor takes it only on steps with full statistics."""
-    v = torch.cat([t.detach().reshape(-1) for t in labels])
-    uniq, counts = torch.unique(v, return_counts=True)
-    counts = counts.float() * (uniq >= 0).float()
+class LabelPool:
+    """The class labels seen so far, counted per class on the device, and their entropy: what
+    a model that ignores its inputs and predicts only the labels' frequencies scores (the
+    trivial predictor's loss).
+
+    One batch is a poor sample of a label distribution with many classes: a language model's
+    512 tokens from a 50k vocabulary give a plug-in entropy below log(512), far under the
+    unigram entropy the trivial predictor really scores. So the counts are pooled over every
+    batch added (the steps with full statistics), and the entropy is the Chao-Shen
+    coverage-adjusted estimate, which stays close where many classes were seen once. Negative
+    labels (an `ignore_index` of -100) are left out. At most `MAX_CLASSES` distinct classes
+    are kept: labels of classes not yet seen beyond that are not counted."""
+
+    MAX_CLASSES = 1 << 20
+
+    def __init__(self) -> None:
+        self.classes: torch.Tensor | None = None
+        self.counts: torch.Tensor | None = None
+
+    def add(self, labels: Sequence[torch.Tensor]) -> torch.Tensor:
+        """Count `labels` (integer tensors) into the pool; the pool's entropy in nats (0-d
+        float32, NaN while no valid label was seen). Sorts (`torch.unique`): a device
+        synchronisation, for steps with full statistics. Once `MAX_CLASSES` distinct classes
+        were seen, the pool stops counting and keeps its entropy."""
+        v = torch.cat([t.detach().reshape(-1) for t in labels]).long()
+        v = v[v >= 0]
+        weights = torch.ones(len(v), device=v.device)
+        if self.classes is not None and self.counts is not None:
+            if len(self.classes) >= self.MAX_CLASSES:
+                return chao_shen_entropy(self.counts)
+            v = torch.cat([self.classes.to(v.device), v])
+            weights = torch.cat([self.counts.to(v.device), weights])
+        self.classes, inverse = torch.unique(v, return_inverse=True)
+        self.counts = torch.zeros(len(self.classes), device=v.device).index_add_(
+            0, inverse, weights)
+        return chao_shen_entropy(self.counts)
+
+
+def chao_shen_entropy(counts: torch.Tensor) -> torch.Tensor:
+    """The entropy (nats, 0-d float32) of the distribution behind per-class `counts`, Chao and
+    Shen's (2003) coverage-adjusted estimate: the plug-in frequencies shrunk by the sample's
+    coverage (1 - singletons / n), each term weighted by the chance its class was seen at all
+    (Horvitz-Thompson). NaN for an empty sample."""
+    counts = counts.float()
     n = counts.sum()
-    p = counts / n.clamp_min(1.0)
-    seen = (counts > 0).sum().float()
-    h = -torch.special.xlogy(p, p).sum() + (seen - 1.0).clamp_min(0.0) / (2.0 * n.clamp_min(1.0))
+    singletons = (counts == 1).sum().float()
+    singletons = torch.where(singletons >= n, n - 1.0, singletons)  # all seen once
+    p = (1.0 - singletons / n.clamp_min(1.0)) * counts / n.clamp_min(1.0)
+    seen = 1.0 - torch.exp(n * torch.log1p(-p))
+    h = -(torch.special.xlogy(p, p) / seen.clamp_min(1e-30)).sum()
     return torch.where(n > 0, h, torch.full_like(h, math.nan))
 
 

@@ -64,7 +64,7 @@ class HostStep:
     optimizer_stepped: bool
     full: bool
     settings: dict[str, str] = field(default_factory=dict)
-    label_entropy: float | None = None  # of the step's class labels (full steps)
+    label_entropy: float | None = None  # of the labels pooled so far (full steps)
 
     @property
     def nonfinite(self) -> bool:

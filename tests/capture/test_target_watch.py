@@ -240,12 +240,21 @@ def test_targets_passed_by_the_loop_are_marked_given(run_path):
 
 
 def _label_entropy(labels: list[torch.Tensor]) -> float:
-    """The labels' plug-in entropy, Miller-Madow corrected, negatives left out."""
+    """The Chao-Shen entropy of all the labels `labels`, negatives left out (written out here
+    in float64, apart from the capture's own code)."""
     y = torch.cat([t.reshape(-1) for t in labels])
     y = y[y >= 0]
-    p = torch.bincount(y).double()
-    p = p[p > 0] / y.numel()
-    return float(-(p * p.log()).sum()) + (len(p) - 1) / (2 * y.numel())
+    counts = torch.bincount(y).double()
+    counts = counts[counts > 0]
+    n = float(y.numel())
+    f1 = min(float((counts == 1).sum()), n - 1)
+    p = (1 - f1 / n) * counts / n
+    return float((-(p * p.log()) / (1 - (1 - p) ** n)).sum())
+
+
+def _pooled(ys: list[torch.Tensor]) -> list[float]:
+    """The entropy the capture records after each of `ys`: of every batch so far."""
+    return [_label_entropy(ys[:k + 1]) for k in range(len(ys))]
 
 
 LABEL_LOSSES = {
@@ -271,7 +280,8 @@ def test_class_labels_are_found_for_their_entropy(run_path, name):
     recorded = dict(run.series.get("target_entropy"))
     assert full and set(recorded) == full, f"{name}: entropy on {sorted(recorded)}"
     for s, v in recorded.items():
-        assert v == pytest.approx(_label_entropy([targets[s]]), rel=1e-5)
+        assert v == pytest.approx(_label_entropy([targets[k] for k in sorted(full) if k <= s]),
+                                  rel=1e-5)
 
 
 def test_given_labels_and_a_model_s_own_labels_give_their_entropy(run_path):
@@ -287,7 +297,7 @@ def test_given_labels_and_a_model_s_own_labels_give_their_entropy(run_path):
             dbg.record_loss(loss, target=y)
             opt.step()
     assert [v for _, v in dbg.run.series.get("target_entropy")] == pytest.approx(
-        [_label_entropy([y]) for y in ys], rel=1e-5)
+        _pooled(ys), rel=1e-5)
 
 
 def test_indices_the_loss_makes_and_integer_tensors_of_another_size_are_no_labels(run_path):
@@ -319,7 +329,50 @@ def test_the_labels_a_model_computing_its_own_loss_is_passed_give_their_entropy(
             model(torch.randn(BATCH, 4), labels=y)["loss"].backward()
             opt.step()
     assert [v for _, v in dbg.run.series.get("target_entropy")] == pytest.approx(
-        [_label_entropy([y]) for y in ys], rel=1e-5)
+        _pooled(ys), rel=1e-5)
+
+
+@pytest.mark.parametrize("recorded", ["out.loss", "out.loss / 2", "own loss on the logits"])
+def test_recording_the_model_s_own_loss_keeps_its_labels(run_path, recorded):
+    """The README's loop on a Hugging Face-style model: `record_loss(out["loss"])` is the
+    model's loss, so the labels the model was given stay the step's labels; a loss the loop
+    computes itself from the logits finds its labels where it takes them."""
+    torch.manual_seed(0)
+    model = _OwnLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    ys = [torch.tensor([0, 1, 2, 2] * 4), torch.tensor([2] * 15 + [0]), torch.tensor([1] * 16)]
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for y in ys:
+            opt.zero_grad()
+            out = model(torch.randn(BATCH, 4), labels=y)
+            if recorded == "out.loss":
+                loss = out["loss"]
+            elif recorded == "out.loss / 2":
+                loss = out["loss"] / 2
+            else:
+                loss = F.cross_entropy(out["logits"], y)
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    assert [v for _, v in dbg.run.series.get("target_entropy")] == pytest.approx(
+        _pooled(ys), rel=1e-5)
+
+
+def test_a_loss_that_is_not_the_model_s_drops_the_model_s_labels(run_path):
+    """The loop records a loss of its own that takes no labels: the model's labels are not that
+    loss's targets."""
+    torch.manual_seed(0)
+    model = _OwnLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    with NeuralDbg(model, path=run_path()) as dbg:
+        for _ in range(3):
+            opt.zero_grad()
+            out = model(torch.randn(BATCH, 4), labels=torch.tensor([0, 1] * 8))
+            loss = out["logits"].pow(2).mean()
+            loss.backward()
+            dbg.record_loss(loss)
+            opt.step()
+    assert dbg.run.series.get("target_entropy") == []
 
 
 def test_the_smallest_value_of_inputs_and_targets_is_recorded(run_path):

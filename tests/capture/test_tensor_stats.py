@@ -3,6 +3,7 @@ and float64 models are measured (torch refuses a narrowing norm dtype there)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
@@ -14,6 +15,7 @@ from torch import nn
 import neuraldbg.capture.tensor_stats as stats
 from causal.schema.run import ActivationKind, LayerStat
 from neuraldbg import NeuralDbg
+from neuraldbg.capture.tensor_stats import LabelPool
 from neuraldbg.errors import NeuralDbgWarning
 
 KINDS = {
@@ -81,3 +83,33 @@ def test_a_float64_model_is_measured(run_path):
     assert {"0", "2"} <= {layer for layer in window.layers
                           if window.series(layer, LayerStat.GRAD_NORM)}
     assert window.series("1", LayerStat.ACT_SATURATED)
+
+
+def test_the_label_pool_finds_a_large_vocabulary_s_entropy_where_one_batch_cannot():
+    """512 tokens drawn uniformly from 50,000: one batch's plug-in entropy is below log(512);
+    the pool over 20 batches, coverage-adjusted, is within 0.1 nat of log(50,000)."""
+    g = torch.Generator().manual_seed(0)
+    pool = LabelPool()
+    batches = [torch.randint(0, 50_000, (8, 64), generator=g) for _ in range(20)]
+    first = float(pool.add([batches[0]]))
+    for y in batches[1:]:
+        last = float(pool.add([y]))
+    assert first > math.log(512)
+    assert last == pytest.approx(math.log(50_000), abs=0.1)
+
+
+def test_the_label_pool_counts_few_classes_exactly_and_leaves_ignored_labels_out():
+    pool = LabelPool()
+    pool.add([torch.tensor([0, 1, -100, 1])])
+    h = float(pool.add([torch.tensor([0, 1] * 50)]))
+    assert h == pytest.approx(math.log(2), abs=1e-3)
+    assert pool.classes.tolist() == [0, 1] and pool.counts.tolist() == [51.0, 52.0]
+    assert math.isnan(float(LabelPool().add([torch.tensor([-100, -100])])))
+
+
+def test_the_label_pool_stops_counting_at_its_class_limit(monkeypatch):
+    monkeypatch.setattr(LabelPool, "MAX_CLASSES", 3)
+    pool = LabelPool()
+    pool.add([torch.tensor([0, 1, 2, 3])])
+    h = float(pool.add([torch.tensor([4, 5])]))
+    assert pool.classes.tolist() == [0, 1, 2, 3] and math.isfinite(h)
