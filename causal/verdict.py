@@ -4,9 +4,7 @@ The network's marginals say, for each cause, "is it present?". Causes are indepe
 the network, so evidence that fits two causes at once (a too high lr and the ReLUs it killed)
 leaves both near 1, and ranking by marginals would report the first of them at 0.98 although
 the evidence cannot tell them apart. A run fails for one root cause, so the report asks two
-questions instead: is something wrong (`failing`: the calibrated P(some cause is present), from
-the causes' single-fault odds added up, `any_cause`, or the largest marginal if that is larger),
-and if so,
+questions instead: is something wrong (the largest marginal, calibrated: `failing`), and if so,
 which one cause explains the evidence (`CausalNetwork.root_shares`: each cause alone against
 none). A cause's root confidence is P(failing) times its share, so the root confidences add up
 to P(failing): two causes the evidence fits equally share it, and neither is reported as
@@ -28,14 +26,6 @@ discriminator learns): it raised two false alarms, on the DCGAN of `benchmarks/r
 (already one, at 0.64; then 1.00) and on the GAN of `tests/test_model_patterns.py`. A stall no
 cause explains keeps its healthy verdict, which says so first (`Stalled, cause unclear`).
 
-`failing` was the largest marginal alone until session 31. Evidence that fits three causes
-about equally (a stall at the trivial loss, gradients exploding with depth: saturation, a bad
-init, unscaled inputs) splits the posterior between them, so no single marginal passed 0.5 and
-the run was called healthy although no configuration without a cause explained it. Measured
-leave-one-family-out on the 1134 fitted runs (the tables of session 30, the calibration and
-share temperature refitted: 1.75 instead of 1.25): failing runs called healthy 5 instead of 15,
-top-1 0.947 instead of 0.943, no false alarm on the 156 healthy runs either way, wrong first
-answers above 0.95 2 either way.
 Measured leave-one-family-out on the 948 fitted runs (`neuraldbg fit`), against ranking
 by the calibrated marginals: top-1 0.91 both, wrong top-1 answers above 0.9 confidence 9
 instead of 21 (above 0.95: 2 instead of 8), Brier 0.016 instead of 0.023, ECE 0.043 instead of
@@ -63,8 +53,6 @@ if TYPE_CHECKING:
 #: price it (leave-one-family-out, a prior of 0.005-0.05 moves top-1 by nothing and the
 #: log-loss by under 0.01); it matters on a run whose symptoms no cause predicts.
 UNEXPLAINED = "unexplained"
-#: The name `verdict` passes P(some cause) to the calibration map under.
-SOME_CAUSE = "some_cause"
 UNEXPLAINED_PRIOR = 0.01
 OUTCOME = "outcome"
 UNEXPLAINED_LOSS: Mapping[str, Mapping[str, float]] = MappingProxyType({
@@ -99,29 +87,15 @@ def tempered(shares: Mapping[str, float], temperature: float) -> dict[str, float
     return {c: w / z for c, w in weights.items()}
 
 
-def any_cause(log_odds: Mapping[str, float]) -> float:
-    """P(some cause is present | evidence), uncalibrated, from the causes' single-fault
-    `log_odds` (each cause alone against none, priors included): their odds add up, since the
-    runs with one cause present are disjoint (runs with two or more, whose prior is a product
-    of small priors, are left out: a lower bound)."""
-    if not log_odds:
-        return 0.0
-    top = max(log_odds.values())
-    total = top + math.log(math.fsum(math.exp(v - top) for v in log_odds.values()))
-    return 1.0 / (1.0 + math.exp(-total)) if total > -700.0 else 0.0
-
-
 def judge(present: Mapping[str, float], log_odds: Mapping[str, float],
           evidence: Mapping[str, Mapping[str, float]],
           none_columns: Mapping[str, Mapping[str, float]] | None,
-          share_temperature: float = 1.0, some_cause: float = 0.0) -> Verdict:
+          share_temperature: float = 1.0) -> Verdict:
     """The `Verdict` from the calibrated marginals `present`, the causes' single-fault
     `log_odds` (`CausalNetwork.root_log_odds`), the `evidence` and the loss symptoms'
     distributions with no cause (`none_columns`, by symptom name: `loss_columns`). No unexplained
-    alternative without the `outcome` symptom in both. `some_cause`: the calibrated
-    P(some cause is present) (`any_cause`); P(failing) is the larger of it and the largest
-    marginal."""
-    failing = max(max(present.values(), default=0.0), some_cause)
+    alternative without the `outcome` symptom in both."""
+    failing = max(present.values(), default=0.0)
     logs = dict(log_odds)
     columns = none_columns or {}
     if OUTCOME in evidence and OUTCOME in columns:
@@ -153,6 +127,5 @@ def verdict(network: CausalNetwork, evidence: Mapping[str, Mapping[str, float]],
     """The `Verdict` of `evidence` under `network`, the marginals mapped by `calibrate`
     (default: none), the root shares tempered by `share_temperature` (`tempered`)."""
     present = calibrate(network.posteriors(evidence))
-    log_odds = network.root_log_odds(evidence)
-    some = calibrate({SOME_CAUSE: any_cause(log_odds)})[SOME_CAUSE]
-    return judge(present, log_odds, evidence, loss_columns(network), share_temperature, some)
+    return judge(present, network.root_log_odds(evidence), evidence, loss_columns(network),
+                 share_temperature)

@@ -663,7 +663,7 @@ def select_share_temperature(judged: Sequence[tuple[Observation, Mapping[str, fl
     a healthy run's is 1 - P(failing). Ties go to the smaller temperature. With a `guard`, the
     best one it accepts (`fit_parameters`: missing evidence must widen,
     `missing_signal_pairs`), tried in order of log-loss; the flattest when it accepts none."""
-    from causal.verdict import any_cause, judge
+    from causal.verdict import judge
 
     if not judged:
         return 1.0
@@ -672,7 +672,7 @@ def select_share_temperature(judged: Sequence[tuple[Observation, Mapping[str, fl
         total = 0.0
         for ob, present, log_odds, columns in judged:
             v = judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence, columns,
-                      t, cal(any_cause(log_odds)))
+                      t)
             q = (1.0 - v.failing) if ob.cause == HEALTHY else v.root.get(ob.cause, 0.0)
             total -= math.log(min(max(q, EPS), 1.0))
         scores[float(t)] = total / len(judged)
