@@ -21,15 +21,11 @@ import collections
 import itertools
 import json
 import math
-from collections.abc import Mapping
 from pathlib import Path
 
+from causal.diagnose import shown_state
+
 DEFAULT = Path(__file__).resolve().parents[1] / "causal/calibration/fitted.observations.json"
-
-
-def most_likely(dist: Mapping[str, float]) -> str | None:
-    """A symptom's most likely state; None where it was unobserved (every state alike)."""
-    return max(dist, key=dist.__getitem__) if len(set(dist.values())) > 1 else None
 
 
 def mutual_information(pairs: list[tuple[str, str]]) -> float:
@@ -46,7 +42,8 @@ def dependence(observations: list[dict], min_runs: int) -> dict[tuple[str, str, 
     `min_runs` of the cause's runs."""
     by_cause: dict[str, list[dict[str, str]]] = collections.defaultdict(list)
     for ob in observations:
-        states = {s: st for s, d in ob["evidence"].items() if (st := most_likely(d)) is not None}
+        states = {s: st for s, d in ob["evidence"].items()
+                  if (st := shown_state(d)) != "unobserved"}
         by_cause[ob["cause"]].append(states)
     out = {}
     for cause, runs in sorted(by_cause.items()):

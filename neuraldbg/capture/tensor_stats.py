@@ -113,8 +113,8 @@ class LabelPool:
     MAX_CLASSES = 1 << 20
 
     def __init__(self) -> None:
-        self.classes: torch.Tensor | None = None
-        self.counts: torch.Tensor | None = None
+        self.classes = torch.empty(0, dtype=torch.long)  # sorted, distinct
+        self.counts = torch.empty(0)  # per class
 
     def add(self, labels: Sequence[torch.Tensor]) -> torch.Tensor:
         """Count `labels` (integer tensors) into the pool; the pool's entropy in nats (0-d
@@ -122,14 +122,12 @@ class LabelPool:
         synchronisation, for steps with full statistics. Once `MAX_CLASSES` distinct classes
         were seen, the pool stops counting and keeps its entropy."""
         v = torch.cat([t.detach().reshape(-1) for t in labels]).long()
+        if len(self.classes) >= self.MAX_CLASSES:
+            return chao_shen_entropy(self.counts.to(v.device))
         v = v[v >= 0]
-        weights = torch.ones(len(v), device=v.device)
-        if self.classes is not None and self.counts is not None:
-            if len(self.classes) >= self.MAX_CLASSES:
-                return chao_shen_entropy(self.counts)
-            v = torch.cat([self.classes.to(v.device), v])
-            weights = torch.cat([self.counts.to(v.device), weights])
-        self.classes, inverse = torch.unique(v, return_inverse=True)
+        both = torch.cat([self.classes.to(v.device), v])
+        weights = torch.cat([self.counts.to(v.device), torch.ones(len(v), device=v.device)])
+        self.classes, inverse = torch.unique(both, return_inverse=True)
         self.counts = torch.zeros(len(self.classes), device=v.device).index_add_(
             0, inverse, weights)
         return chao_shen_entropy(self.counts)
