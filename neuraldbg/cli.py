@@ -354,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = suite_sub.add_parser("verify", help="check every label by intervention (exit 1 if any "
                              "is invalid)")
     p.add_argument("dir", nargs="?", default=None, help="directory of scenario files (default: "
-                   "the whole bundled datasets/: train, validation, probe and blind)")
+                   "the whole bundled datasets/: train, validation, probe, scored and blind)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -364,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "training families; compare on the held-out ones")
     p.add_argument("--suite", default=None, help="directory of training scenario files "
                    "(default: every bundled split but the blind one: datasets/train, "
-                   "validation and probe, each family scored leave-one-family-out)")
+                   "validation, probe and scored, each family scored leave-one-family-out)")
     p.add_argument("--held-out", default=None, metavar="DIR", help="directory of held-out "
                    "scenario files to score (default: none with the bundled suite; with "
                    "--suite alone, a family split of it)")

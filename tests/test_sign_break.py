@@ -57,9 +57,18 @@ def test_a_negative_sentinel_among_positive_data_is_a_data_outlier(run_path, whe
     run = _run(run_path, where, -1.0)
     assert sign_break(run) == (BAD_STEP, where, -1.0)
     d = diagnose(run)
-    top = d.hypotheses[0]
-    assert top.cause == "data_outlier" and top.step == BAD_STEP, d.format()
-    assert "never negative" in top.description, top.description
+    if where == "target":
+        found = d.hypotheses[0]
+        assert found.cause == "data_outlier" and found.step == BAD_STEP, d.format()
+    else:
+        # the sentinel breaks a sqrt in the model's own code: with the scored blind waves
+        # fitted on (session 32), whose authors label a NaN born in an op either way, the op
+        # ranks first (unsafe_op 0.54) and the corrupt batch a close second (0.45)
+        first_two = {h.cause: h for h in d.hypotheses[:2]}
+        assert set(first_two) == {"data_outlier", "unsafe_op"}, d.format()
+        found = first_two["data_outlier"]
+        assert found.step == BAD_STEP and found.confidence > 0.4, d.format()
+    assert "never negative" in found.description, found.description
 
 
 def test_a_legitimate_zero_taken_by_log_is_no_sign_break(run_path):

@@ -584,11 +584,13 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
     cal = fit_calibration(tops, right, calibration)
     fitted_registry = base.apply(registry)
 
-    def widens(t: float) -> bool:
+    def acceptable(t: float) -> bool:
+        if len(confident_wrong(judged, cal, t)) > CONFIDENT_WRONG_BOUND * len(judged):
+            return False
         made, pairs = missing_signal_pairs(observations, fitted_registry, cal, t)
         return len(made) <= MISSING_SIGNAL_BOUND * pairs
 
-    temperature = select_share_temperature(judged, cal, guard=widens)
+    temperature = select_share_temperature(judged, cal, guard=acceptable)
     return dataclasses.replace(base, calibration=dataclasses.replace(
         cal, share_temperature=temperature))
 
@@ -597,6 +599,35 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
 #: cause other than the run's own more than CONFIDENT in at most this share of the (run,
 #: signal) pairs whose wrong causes were at most CONFIDENT with every signal.
 MISSING_SIGNAL_BOUND, CONFIDENT = 0.002, 0.9
+
+
+#: Confident answers are right: under the chosen root-share temperature, at most this share of
+#: the cross-fitted runs may get a wrong first answer (another cause, healthy for a failing run,
+#: failing for a healthy one) more confident than CONFIDENT_WRONG.
+CONFIDENT_WRONG_BOUND, CONFIDENT_WRONG = 0.002, 0.95
+#: P(failing) under which a run is called healthy (`causal.diagnose.REPORT_THRESHOLD`).
+_HEALTHY_BELOW = 0.5
+
+
+def confident_wrong(judged: Sequence[tuple[Observation, Mapping[str, float], Mapping[str, float],
+                                           Mapping[str, Mapping[str, float]]]],
+                    cal: Calibration, temperature: float) -> list[tuple[Observation, str, float]]:
+    """The (run, answer, confidence) of the `judged` runs (as `select_share_temperature` takes
+    them) whose first answer, as `diagnose` gives it through `cal` and `temperature`, is wrong
+    and more confident than CONFIDENT_WRONG."""
+    from causal.verdict import judge
+
+    out = []
+    for ob, present, log_odds, columns in judged:
+        v = judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence, columns,
+                  temperature)
+        if v.failing < _HEALTHY_BELOW or not v.root:
+            answer, p = HEALTHY, 1.0 - v.failing
+        else:
+            answer, p = max(v.root.items(), key=lambda kv: kv[1])
+        if answer != ob.cause and p > CONFIDENT_WRONG:
+            out.append((ob, answer, p))
+    return out
 
 
 def missing_signal_pairs(observations: Sequence[Observation], registry: Registry,
@@ -661,8 +692,9 @@ def select_share_temperature(judged: Sequence[tuple[Observation, Mapping[str, fl
     family in `fit_parameters`), the marginals through `cal`, each run judged as `diagnose`
     does (`causal.verdict.judge`): a run's root confidence is P(failing) x its tempered share,
     a healthy run's is 1 - P(failing). Ties go to the smaller temperature. With a `guard`, the
-    best one it accepts (`fit_parameters`: missing evidence must widen,
-    `missing_signal_pairs`), tried in order of log-loss; the flattest when it accepts none."""
+    best one it accepts (`fit_parameters`: wrong answers above CONFIDENT_WRONG rare,
+    `confident_wrong`, and missing evidence widens, `missing_signal_pairs`), tried in order of
+    log-loss; the flattest when it accepts none."""
     from causal.verdict import judge
 
     if not judged:

@@ -307,10 +307,11 @@ def run_fit(suite: str | os.PathLike[str] | None, seeds: Sequence[int],
     and score the held-out families.
 
     Where the families come from: with `suite` None, every bundled split but the blind one
-    (`FIT_SPLITS`: train, validation, probe) is fitted, and each family scored leave-one-family-
-    out; with `held_out` given, `suite` is fitted and `held_out` scored; otherwise `suite` is
-    split by family (`held_out_fraction` of each label's families, chosen with `split_seed`),
-    never by seed; `held_out_fraction` 0 fits every family and scores leave-one-family-out.
+    (`FIT_SPLITS`: train, validation, probe, scored) is fitted, and each family scored
+    leave-one-family-out; with `held_out` given, `suite` is fitted and `held_out` scored;
+    otherwise `suite` is split by family (`held_out_fraction` of each label's families,
+    chosen with `split_seed`), never by seed; `held_out_fraction` 0 fits every family and
+    scores leave-one-family-out.
     `instrument` (default "readme", the README's loop), `workers`, `timeout`, `plugins`,
     `threads`, `store`: see `collect`."""
     from causal.diagnose import builtin_registry

@@ -36,13 +36,15 @@ HEALTHY = "healthy"
 
 
 #: The bundled suite's splits: `train` (the families the hand-set tables were checked against
-#: and `neuraldbg fit` fits on), `validation` (never fitted on, but used to make decisions: what
-#: `neuraldbg bench` scores by default), `probe` (written blind, then used to find capture gaps;
-#: never fitted on) and `blind` (waves written blind and scored once each, with the README's
-#: loop; never fitted nor fixed against: `neuraldbg bench --suite datasets/blind`).
-SPLITS = ("train", "validation", "probe", "blind")
+#: and `neuraldbg fit` fits on), `validation` (used to make decisions: what `neuraldbg bench`
+#: scores by default), `probe` (written blind, then used to find capture gaps), `scored` (blind
+#: waves after their one scoring: their figures were recorded then, and they are training data
+#: since) and `blind` (waves written blind and not scored yet, kept to be scored once each,
+#: with the README's loop; never fitted nor fixed against: `neuraldbg bench --suite
+#: datasets/blind`).
+SPLITS = ("train", "validation", "probe", "scored", "blind")
 #: The splits `neuraldbg fit` fits on by default: every one but the blind.
-FIT_SPLITS = ("train", "validation", "probe")
+FIT_SPLITS = ("train", "validation", "probe", "scored")
 
 
 def bundled_suite(split: str | None = None) -> Path:

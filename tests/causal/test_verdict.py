@@ -206,3 +206,21 @@ def test_a_failure_seen_only_in_the_loss_is_left_unexplained_rather_than_blamed(
     # saturated units measured inside the model: saturation takes the share back
     strong = dict(weak, saturation=weak["saturation"] + math.log(30.0))
     assert judge(present, strong, loss_only, none).root["saturation"] > 0.5 * seen.failing
+
+
+def test_a_loss_that_turned_non_finite_is_failing_whatever_its_cause():
+    """Evidence split between two causes leaves each marginal moderate; a loss observed
+    non-finite is a failure all the same (the scenario contract's definition), and the causes'
+    shares of it are kept. A soft or unobserved reading of the outcome moves nothing."""
+    from causal.verdict import judge
+
+    present = {"lr": 0.6, "relu": 0.55}
+    odds = {"lr": 1.0, "relu": 0.0}
+    broke = judge(present, odds, {"outcome": {"learned": 0.0, "stalled": 0.0, "nonfinite": 1.0}},
+                  None)
+    assert broke.failing == 1.0
+    assert broke.root["lr"] / broke.root["relu"] == pytest.approx(math.e)
+    assert math.fsum(broke.root.values()) == pytest.approx(1.0)
+    for unsure in ({"learned": 1 / 3, "stalled": 1 / 3, "nonfinite": 1 / 3},
+                   {"learned": 0.1, "stalled": 0.0, "nonfinite": 0.9}):
+        assert judge(present, odds, {"outcome": unsure}, None).failing == 0.6

@@ -332,8 +332,9 @@ def test_the_bundled_splits_share_no_family():
     train = {p.stem for p in suite_files(None, split="train")}
     held = {p.stem for p in suite_files(None, split="validation")}
     probe = {p.stem for p in suite_files(None, split="probe")}
+    scored = {p.stem for p in suite_files(None, split="scored")}
     blind = {p.stem for p in suite_files(None, split="blind")}
-    splits = [train, held, probe, blind]
-    assert train and held and probe  # blind grows a wave at a time
+    splits = [train, held, probe, scored, blind]
+    assert train and held and probe and scored  # blind holds the waves not scored yet
     assert all(not a & b for i, a in enumerate(splits) for b in splits[i + 1:])
-    assert {p.stem for p in suite_files(bundled_suite())} == train | held | probe | blind
+    assert {p.stem for p in suite_files(bundled_suite())} == train | held | probe | scored | blind

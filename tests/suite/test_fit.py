@@ -524,6 +524,27 @@ def test_the_share_temperature_is_the_best_one_under_which_missing_evidence_wide
         SHARE_TEMPERATURES)
 
 
+def test_confident_wrong_answers_are_counted_as_diagnose_gives_them():
+    """`confident_wrong` (fit_parameters keeps it under CONFIDENT_WRONG_BOUND of the runs when
+    it chooses the temperature): a wrong cause above 0.95, not a right one, and no longer once
+    the shares are tempered flatter; a healthy run called failing and a failing one called
+    healthy count when confident."""
+    from causal.calibration.fit import CONFIDENT_WRONG, confident_wrong
+
+    sharp = {"lr_too_high": 0.999, "dead_relu": 0.001}
+    right, wrong = _judged("lr_too_high", sharp), _judged("dead_relu", sharp)
+    found = confident_wrong([right, wrong], Calibration(), 1.0)
+    assert [(ob_.cause, answer) for ob_, answer, _ in found] == [("dead_relu", "lr_too_high")]
+    assert found[0][2] > CONFIDENT_WRONG
+    assert confident_wrong([right, wrong], Calibration(), 3.0) == []
+    ob_ = Observation("f", "f", 0, "healthy", {})
+    alarm = (ob_, {"lr_too_high": 0.99}, {"lr_too_high": 0.0}, {})
+    assert [a for _, a, _ in confident_wrong([alarm], Calibration(), 1.0)] == ["lr_too_high"]
+    missed = (Observation("f", "f", 0, "dead_relu", {}), {"dead_relu": 0.01}, {"dead_relu": 0.0},
+              {})
+    assert [a for _, a, _ in confident_wrong([missed], Calibration(), 1.0)] == ["healthy"]
+
+
 def test_fit_parameters_records_the_share_temperature_and_old_records_read_as_one(reg):
     fp = fit_parameters(update_ratio_table(reg), reg, ess=10.0)
     t = fp.calibration.share_temperature
