@@ -25,7 +25,7 @@ a run whose `outcome` is observed nonfinite is failing (1.0): otherwise evidence
 between two causes (a too high lr whose gradients exploded before the loss overflowed) leaves
 each cause's marginal moderate, and a run whose loss reached inf was reported "Failing (0.58,
 not certain)". Leave-one-family-out on the 1282 fitted families (session 32, root-share
-temperature 1.5): log-loss of the true label 0.466 -> 0.435, ECE 0.081 -> 0.063, failing runs
+temperature 1.5): log-loss of the true label 0.466 -> 0.425, ECE 0.081 -> 0.055, failing runs
 called healthy 47 -> 44, false alarms unchanged (3), wrong top-1 answers above 0.95 11 -> 17.
 
 A floor on P(failing) at P(stalled) was tried and dropped: a loss that does not fall is no

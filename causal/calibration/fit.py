@@ -77,7 +77,7 @@ import random
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from causal.calibration.calibrate import CALIBRATION_PRIOR_SD, fit_calibration, log_loss, top_cause
 from causal.calibration.fingerprint import symptom_signature
@@ -92,6 +92,9 @@ from causal.calibration.parameters import (
     _digest,
 )
 from causal.registry import Registry
+
+if TYPE_CHECKING:
+    from causal.verdict import Verdict
 
 __all__ = [
     "CALIBRATION_PRIOR_SD", "DEFAULT_ESS", "ESS_CANDIDATES", "FORMAT", "HEALTHY", "SCHEMA_VERSION",
@@ -281,6 +284,10 @@ def _check_observations(observations: Sequence[Observation], registry: Registry,
 
 #: label -> symptom -> state -> summed probability, and label -> number of runs.
 _Sums = dict[str, dict[str, dict[str, float]]]
+#: A run as the share temperature is chosen on it: the observation, its uncalibrated marginals,
+#: its causes' single-fault log-odds and the loss symptoms' distributions with no cause.
+_Judged = tuple[Observation, Mapping[str, float], Mapping[str, float],
+                Mapping[str, Mapping[str, float]]]
 
 
 def _sums(observations: Iterable[Observation], states: Mapping[str, Sequence[str]]
@@ -572,8 +579,7 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
     families = base.training_families
     tops: list[float] = []
     right: list[bool] = []
-    judged: list[tuple[Observation, dict[str, float], dict[str, float],
-                       dict[str, dict[str, float]]]] = []
+    judged: list[_Judged] = []
     folds = (cross_fitted(observations, registry, ess) if len(families) >= 2
              else [(list(observations), base.apply(registry))])
     for mine, fold in folds:
@@ -605,23 +611,29 @@ MISSING_SIGNAL_BOUND, CONFIDENT = 0.002, 0.9
 #: the cross-fitted runs may get a wrong first answer (another cause, healthy for a failing run,
 #: failing for a healthy one) more confident than CONFIDENT_WRONG.
 CONFIDENT_WRONG_BOUND, CONFIDENT_WRONG = 0.002, 0.95
-#: P(failing) under which a run is called healthy (`causal.diagnose.REPORT_THRESHOLD`).
-_HEALTHY_BELOW = 0.5
 
 
-def confident_wrong(judged: Sequence[tuple[Observation, Mapping[str, float], Mapping[str, float],
-                                           Mapping[str, Mapping[str, float]]]],
-                    cal: Calibration, temperature: float) -> list[tuple[Observation, str, float]]:
-    """The (run, answer, confidence) of the `judged` runs (as `select_share_temperature` takes
-    them) whose first answer, as `diagnose` gives it through `cal` and `temperature`, is wrong
-    and more confident than CONFIDENT_WRONG."""
+def _verdicts(judged: Iterable[_Judged], cal: Calibration, temperature: float
+              ) -> Iterator[tuple[Observation, Verdict]]:
+    """Each `judged` run with its `Verdict` as `diagnose` gives it: the marginals through
+    `cal`, the root shares tempered by `temperature`."""
     from causal.verdict import judge
 
-    out = []
     for ob, present, log_odds, columns in judged:
-        v = judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence, columns,
-                  temperature)
-        if v.failing < _HEALTHY_BELOW or not v.root:
+        yield ob, judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence, columns,
+                        temperature)
+
+
+def confident_wrong(judged: Sequence[_Judged], cal: Calibration, temperature: float
+                    ) -> list[tuple[Observation, str, float]]:
+    """The (run, answer, confidence) of the `judged` runs whose first answer, as `diagnose`
+    gives it through `cal` and `temperature`, is wrong and more confident than
+    CONFIDENT_WRONG."""
+    from causal.diagnose import REPORT_THRESHOLD
+
+    out = []
+    for ob, v in _verdicts(judged, cal, temperature):
+        if v.failing < REPORT_THRESHOLD or not v.root:
             answer, p = HEALTHY, 1.0 - v.failing
         else:
             answer, p = max(v.root.items(), key=lambda kv: kv[1])
@@ -666,9 +678,7 @@ def missing_signal_pairs(observations: Sequence[Observation], registry: Registry
 SHARE_TEMPERATURES = (1.0, 1.1, 1.2, 1.25, 1.3, 1.35, 1.4, 1.5, 1.75, 2.0, 2.5, 3.0)
 
 
-def _judged(observations: Sequence[Observation], registry: Registry
-            ) -> list[tuple[Observation, dict[str, float], dict[str, float],
-                            dict[str, dict[str, float]]]]:
+def _judged(observations: Sequence[Observation], registry: Registry) -> list[_Judged]:
     """Per observation: its uncalibrated marginals, its causes' single-fault log-odds and the
     loss symptoms' distributions with no cause (`causal.verdict.loss_columns`), under
     `registry`."""
@@ -681,10 +691,7 @@ def _judged(observations: Sequence[Observation], registry: Registry
             for ob in observations]
 
 
-def select_share_temperature(judged: Sequence[tuple[Observation, Mapping[str, float],
-                                                    Mapping[str, float],
-                                                    Mapping[str, Mapping[str, float]]]],
-                             cal: Calibration,
+def select_share_temperature(judged: Sequence[_Judged], cal: Calibration,
                              candidates: Sequence[float] = SHARE_TEMPERATURES,
                              guard: Callable[[float], bool] | None = None) -> float:
     """The root-share temperature with the lowest log-loss of the true label over `judged`
@@ -695,16 +702,12 @@ def select_share_temperature(judged: Sequence[tuple[Observation, Mapping[str, fl
     best one it accepts (`fit_parameters`: wrong answers above CONFIDENT_WRONG rare,
     `confident_wrong`, and missing evidence widens, `missing_signal_pairs`), tried in order of
     log-loss; the flattest when it accepts none."""
-    from causal.verdict import judge
-
     if not judged:
         return 1.0
     scores: dict[float, float] = {}
     for t in candidates:
         total = 0.0
-        for ob, present, log_odds, columns in judged:
-            v = judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence, columns,
-                      t)
+        for ob, v in _verdicts(judged, cal, t):
             q = (1.0 - v.failing) if ob.cause == HEALTHY else v.root.get(ob.cause, 0.0)
             total -= math.log(min(max(q, EPS), 1.0))
         scores[float(t)] = total / len(judged)
