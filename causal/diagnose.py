@@ -22,14 +22,12 @@ from causal.registry import REGISTRY, Registry
 from causal.run_queries import first_origin, layer_label, loss_output_at_bound, loss_stall
 from causal.schema.run import Run
 from causal.symptoms.loss_level import TrivialEnd, trivial_end
-from causal.verdict import Verdict, verdict
+from causal.verdict import REPORT_THRESHOLD, Verdict, verdict
 
 if TYPE_CHECKING:
     from causal.calibration.parameters import FittedParameters
 
 Parameters = Union["FittedParameters", str, "os.PathLike[str]", None]
-#: A cause is reported when its posterior reaches this; below it for all, the run is healthy.
-REPORT_THRESHOLD = 0.5
 #: Causes below this are left out of `diagnose`'s hypotheses by default.
 MIN_CONFIDENCE = 0.05
 #: The text report shows a hypothesis after the first only from this confidence up (the rest

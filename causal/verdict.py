@@ -54,6 +54,9 @@ if TYPE_CHECKING:
     from causal.network import CausalNetwork
 
 
+#: A cause is reported when its root confidence reaches this; with P(failing) under it, the
+#: run is healthy (`causal.diagnose` reports with it, `neuraldbg fit` counts answers with it).
+REPORT_THRESHOLD = 0.5
 #: The prior of a failure from a cause outside the catalogue, and how its loss fails: how it
 #: ends (`outcome`), its shape (`loss_pattern`), when trouble begins (`onset`) and where it ended
 #: against a constant predictor's loss (`loss_vs_trivial`), spread over the failing states.

@@ -629,7 +629,7 @@ def confident_wrong(judged: Sequence[_Judged], cal: Calibration, temperature: fl
     """The (run, answer, confidence) of the `judged` runs whose first answer, as `diagnose`
     gives it through `cal` and `temperature`, is wrong and more confident than
     CONFIDENT_WRONG."""
-    from causal.diagnose import REPORT_THRESHOLD
+    from causal.verdict import REPORT_THRESHOLD
 
     out = []
     for ob, v in _verdicts(judged, cal, temperature):
