@@ -99,7 +99,8 @@ def run_verdict(run: Run, registry: Registry | None = None, parameters: Paramete
     eff = effective(reg, parameters)
     if evidence is None:
         evidence = collect_evidence(run, reg)
-    return verdict(get_network(eff.registry), evidence, eff.calibrate, eff.share_temperature)
+    return verdict(get_network(eff.registry), evidence, eff.calibrate, eff.share_temperature,
+                   eff.sharp_temperature)
 
 
 @dataclass(frozen=True)

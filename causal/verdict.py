@@ -20,6 +20,13 @@ with the least bad cause at 0.8 (a stalled layer with a normal share of zero uni
 dead ReLUs; a GAN generator, whose loss rises as its discriminator learns while its own
 gradients, updates and activations stay ordinary, blamed on saturation with none measured).
 
+One temperature for every answer was too flat for most of them: it is chosen so that wrong
+answers above 0.95 stay rare (`neuraldbg fit`), and answers given 0.7-0.9 were then right more
+often than they said. So the fit may choose a second, sharper temperature (`sharpened`) for the
+shares, under which an answer passes CONFIDENT_ANSWER (0.9) only as far as the first
+temperature takes it: the confident answers are the first temperature's, the others better
+calibrated.
+
 A loss that turned non-finite is a failure by definition (the scenario contract's too), so
 a run whose `outcome` is observed nonfinite is failing (1.0): otherwise evidence split
 between two causes (a too high lr whose gradients exploded before the loss overflowed) leaves
@@ -57,6 +64,12 @@ if TYPE_CHECKING:
 #: A cause is reported when its root confidence reaches this; with P(failing) under it, the
 #: run is healthy (`causal.diagnose` reports with it, `neuraldbg fit` counts answers with it).
 REPORT_THRESHOLD = 0.5
+#: A first answer above this is a confident one: the root shares may pass it only as far as the
+#: confident-answer temperature takes them (`sharpened`). `neuraldbg fit` chooses that
+#: temperature so that wrong answers above 0.95 stay rare and that leaving one signal
+#: unobserved rarely makes a wrong cause more confident than this; a sharper temperature below
+#: it then changes neither count.
+CONFIDENT_ANSWER = 0.9
 #: The prior of a failure from a cause outside the catalogue, and how its loss fails: how it
 #: ends (`outcome`), its shape (`loss_pattern`), when trouble begins (`onset`) and where it ended
 #: against a constant predictor's loss (`loss_vs_trivial`), spread over the failing states.
@@ -101,14 +114,36 @@ def tempered(shares: Mapping[str, float], temperature: float) -> dict[str, float
     return {c: w / z for c, w in weights.items()}
 
 
+def sharpened(shares: Mapping[str, float], flat: Mapping[str, float], temperature: float,
+              failing: float) -> dict[str, float]:
+    """`shares` tempered by the sharper `temperature`, except that the first cause's root
+    confidence (`failing` x its share) passes CONFIDENT_ANSWER only as far as the `flat`
+    shares (the confident-answer temperature's) take it; the others keep their proportions."""
+    sharp = tempered(shares, temperature)
+    causes = [c for c in sharp if c != UNEXPLAINED]
+    if not causes or failing <= 0.0:
+        return sharp
+    top = max(causes, key=lambda c: sharp[c])
+    if failing * sharp[top] <= CONFIDENT_ANSWER:
+        return sharp
+    limit = max(flat.get(top, 0.0), CONFIDENT_ANSWER / failing)
+    if limit >= sharp[top]:
+        return sharp
+    rest = 1.0 - sharp[top]
+    scale = (1.0 - limit) / rest if rest > 0.0 else 0.0
+    return {c: limit if c == top else p * scale for c, p in sharp.items()}
+
+
 def judge(present: Mapping[str, float], log_odds: Mapping[str, float],
           evidence: Mapping[str, Mapping[str, float]],
           none_columns: Mapping[str, Mapping[str, float]] | None,
-          share_temperature: float = 1.0) -> Verdict:
+          share_temperature: float = 1.0, sharp_temperature: float | None = None) -> Verdict:
     """The `Verdict` from the calibrated marginals `present`, the causes' single-fault
     `log_odds` (`CausalNetwork.root_log_odds`), the `evidence` and the loss symptoms'
     distributions with no cause (`none_columns`, by symptom name: `loss_columns`). No unexplained
-    alternative without the `outcome` symptom in both."""
+    alternative without the `outcome` symptom in both. The root shares are tempered by
+    `share_temperature`, or, with a smaller `sharp_temperature`, by that one below
+    CONFIDENT_ANSWER (`sharpened`)."""
     failing = max(present.values(), default=0.0)
     if evidence.get(OUTCOME, {}).get(NONFINITE, 0.0) >= 1.0:  # observed, not a soft reading
         failing = 1.0
@@ -124,7 +159,10 @@ def judge(present: Mapping[str, float], log_odds: Mapping[str, float],
             base = math.fsum(none.get(s, 0.0) * p for s, p in seen.items())
             total += math.log(max(fit, 1e-300)) - math.log(max(base, 1e-300))
         logs[UNEXPLAINED] = total
-    shares = tempered(normalised(logs), share_temperature)
+    raw = normalised(logs)
+    shares = tempered(raw, share_temperature)
+    if sharp_temperature is not None and sharp_temperature < share_temperature:
+        shares = sharpened(raw, shares, sharp_temperature, failing)
     root = {c: failing * shares.get(c, 0.0) for c in present}
     return Verdict(failing, MappingProxyType(dict(present)), MappingProxyType(root),
                    failing * shares.get(UNEXPLAINED, 0.0))
@@ -139,9 +177,10 @@ def loss_columns(network: CausalNetwork) -> dict[str, dict[str, float]]:
 
 def verdict(network: CausalNetwork, evidence: Mapping[str, Mapping[str, float]],
             calibrate: Callable[[Mapping[str, float]], dict[str, float]] = dict,
-            share_temperature: float = 1.0) -> Verdict:
+            share_temperature: float = 1.0, sharp_temperature: float | None = None
+            ) -> Verdict:
     """The `Verdict` of `evidence` under `network`, the marginals mapped by `calibrate`
-    (default: none), the root shares tempered by `share_temperature` (`tempered`)."""
+    (default: none), the root shares tempered as `judge` does."""
     present = calibrate(network.posteriors(evidence))
     return judge(present, network.root_log_odds(evidence), evidence, loss_columns(network),
-                 share_temperature)
+                 share_temperature, sharp_temperature)

@@ -92,6 +92,7 @@ from causal.calibration.parameters import (
     _digest,
 )
 from causal.registry import Registry
+from causal.verdict import CONFIDENT_ANSWER
 
 if TYPE_CHECKING:
     from causal.verdict import Verdict
@@ -101,7 +102,7 @@ __all__ = [
     "SHIPPED_PATH", "Calibration", "FitError", "FittedParameters", "Observation",
     "fit_calibration", "fit_parameters", "fit_tables", "fit_tables_pgmpy", "load_observations",
     "log_loss", "observations_path", "save_observations", "select_ess",
-    "select_share_temperature", "split_families",
+    "select_share_temperature", "select_sharp_temperature", "split_families",
     "top_cause",
 ]
 
@@ -597,14 +598,20 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
         return len(made) <= MISSING_SIGNAL_BOUND * pairs
 
     temperature = select_share_temperature(judged, cal, guard=acceptable)
+
+    def keeps_missing_evidence_wide(t: float) -> bool:
+        made, pairs = missing_signal_pairs(observations, fitted_registry, cal, temperature, t)
+        return len(made) <= MISSING_SIGNAL_BOUND * pairs
+
+    sharp = select_sharp_temperature(judged, cal, temperature, guard=keeps_missing_evidence_wide)
     return dataclasses.replace(base, calibration=dataclasses.replace(
-        cal, share_temperature=temperature))
+        cal, share_temperature=temperature, sharp_temperature=sharp))
 
 
 #: Missing evidence widens: dropping one signal of a run (leaving it unobserved) may make a
 #: cause other than the run's own more than CONFIDENT in at most this share of the (run,
 #: signal) pairs whose wrong causes were at most CONFIDENT with every signal.
-MISSING_SIGNAL_BOUND, CONFIDENT = 0.002, 0.9
+MISSING_SIGNAL_BOUND, CONFIDENT = 0.002, CONFIDENT_ANSWER
 
 
 #: Confident answers are right: under the chosen root-share temperature, at most this share of
@@ -613,42 +620,61 @@ MISSING_SIGNAL_BOUND, CONFIDENT = 0.002, 0.9
 CONFIDENT_WRONG_BOUND, CONFIDENT_WRONG = 0.002, 0.95
 
 
-def _verdicts(judged: Iterable[_Judged], cal: Calibration, temperature: float
-              ) -> Iterator[tuple[Observation, Verdict]]:
+def _verdicts(judged: Iterable[_Judged], cal: Calibration, temperature: float,
+              sharp: float | None = None) -> Iterator[tuple[Observation, Verdict]]:
     """Each `judged` run with its `Verdict` as `diagnose` gives it: the marginals through
-    `cal`, the root shares tempered by `temperature`."""
+    `cal`, the root shares tempered by `temperature` (and `sharp`: `causal.verdict.judge`)."""
     from causal.verdict import judge
 
     for ob, present, log_odds, columns in judged:
         yield ob, judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence, columns,
-                        temperature)
+                        temperature, sharp)
 
 
-def confident_wrong(judged: Sequence[_Judged], cal: Calibration, temperature: float
-                    ) -> list[tuple[Observation, str, float]]:
-    """The (run, answer, confidence) of the `judged` runs whose first answer, as `diagnose`
-    gives it through `cal` and `temperature`, is wrong and more confident than
-    CONFIDENT_WRONG."""
+def _answer(v: Verdict) -> tuple[str, float]:
+    """The first answer `diagnose` reports and its confidence: healthy (1 - P(failing)) when
+    P(failing) is under the report threshold, else the cause with the largest root confidence."""
     from causal.verdict import REPORT_THRESHOLD
 
+    if v.failing < REPORT_THRESHOLD or not v.root:
+        return HEALTHY, 1.0 - v.failing
+    return max(v.root.items(), key=lambda kv: kv[1])
+
+
+def confident_wrong(judged: Sequence[_Judged], cal: Calibration, temperature: float,
+                    sharp: float | None = None) -> list[tuple[Observation, str, float]]:
+    """The (run, answer, confidence) of the `judged` runs whose first answer, as `diagnose`
+    gives it through `cal`, `temperature` and `sharp`, is wrong and more confident than
+    CONFIDENT_WRONG."""
     out = []
-    for ob, v in _verdicts(judged, cal, temperature):
-        if v.failing < REPORT_THRESHOLD or not v.root:
-            answer, p = HEALTHY, 1.0 - v.failing
-        else:
-            answer, p = max(v.root.items(), key=lambda kv: kv[1])
+    for ob, v in _verdicts(judged, cal, temperature, sharp):
+        answer, p = _answer(v)
         if answer != ob.cause and p > CONFIDENT_WRONG:
             out.append((ob, answer, p))
     return out
 
 
+def answer_ece(judged: Sequence[_Judged], cal: Calibration, temperature: float,
+               sharp: float | None = None, bins: int = 15) -> float:
+    """Expected calibration error of the first answers (`_answer`) of `judged`: over `bins`
+    equal-width bins of their confidence, |share right - mean confidence| weighted by the
+    bin's share of the runs (the measure `neuraldbg bench` prints)."""
+    binned: dict[int, list[tuple[bool, float]]] = {}
+    for ob, v in _verdicts(judged, cal, temperature, sharp):
+        answer, p = _answer(v)
+        binned.setdefault(min(int(p * bins), bins - 1), []).append((answer == ob.cause, p))
+    n = sum(len(b) for b in binned.values())
+    return math.fsum(abs(sum(r for r, _ in b) - math.fsum(p for _, p in b))
+                     for b in binned.values()) / n if n else 0.0
+
+
 def missing_signal_pairs(observations: Sequence[Observation], registry: Registry,
-                         cal: Calibration, temperature: float
+                         cal: Calibration, temperature: float, sharp: float | None = None
                          ) -> tuple[list[tuple[Observation, str, list[str]]], int]:
     """The (run, signal, wrong causes) in which leaving that one signal unobserved makes a
-    wrong cause's root confidence (as `diagnose` reports it, through `cal` and `temperature`)
-    exceed CONFIDENT, and how many (run, signal) pairs were tried: every signal of the runs
-    whose wrong causes were at most CONFIDENT with every signal."""
+    wrong cause's root confidence (as `diagnose` reports it, through `cal`, `temperature` and
+    `sharp`) exceed CONFIDENT, and how many (run, signal) pairs were tried: every signal of the
+    runs whose wrong causes were at most CONFIDENT with every signal."""
     from causal.network import get_network
     from causal.verdict import verdict
 
@@ -661,13 +687,13 @@ def missing_signal_pairs(observations: Sequence[Observation], registry: Registry
     made: list[tuple[Observation, str, list[str]]] = []
     pairs = 0
     for ob in observations:
-        full = verdict(net, ob.evidence, mapped, temperature).root
+        full = verdict(net, ob.evidence, mapped, temperature, sharp).root
         if max((p for c, p in full.items() if c != ob.cause), default=0.0) > CONFIDENT:
             continue  # already confidently wrong (or a second cause co-present) with all
         for name in ob.evidence:
             pairs += 1
             root = verdict(net, {**ob.evidence, name: symptoms[name].unobserved()}, mapped,
-                           temperature).root
+                           temperature, sharp).root
             wrong = [c for c, p in root.items() if c != ob.cause and p > CONFIDENT]
             if wrong:
                 made.append((ob, name, wrong))
@@ -715,3 +741,33 @@ def select_share_temperature(judged: Sequence[_Judged], cal: Calibration,
     if guard is None:
         return ranked[0]
     return next((t for t in ranked if guard(t)), max(scores))
+
+
+def _true_label_log_loss(judged: Sequence[_Judged], cal: Calibration, temperature: float,
+                         sharp: float | None = None) -> float:
+    """Mean -log of the true label's confidence over `judged` (a failing run's root confidence
+    in its cause, a healthy run's 1 - P(failing))."""
+    total = 0.0
+    for ob, v in _verdicts(judged, cal, temperature, sharp):
+        q = (1.0 - v.failing) if ob.cause == HEALTHY else v.root.get(ob.cause, 0.0)
+        total -= math.log(min(max(q, EPS), 1.0))
+    return total / len(judged) if judged else 0.0
+
+
+def select_sharp_temperature(judged: Sequence[_Judged], cal: Calibration, temperature: float,
+                             candidates: Sequence[float] = SHARE_TEMPERATURES,
+                             guard: Callable[[float], bool] | None = None) -> float | None:
+    """The temperature of the root shares below CONFIDENT, above which `temperature`
+    (the confident-answer one, `select_share_temperature`) still rules (`causal.verdict.
+    sharpened`): among the `candidates` below `temperature` whose true-label log-loss over
+    `judged` is no worse than `temperature`'s alone, and that the `guard` accepts (missing
+    evidence widens), the one whose first answers are best calibrated (`answer_ece`; ties:
+    the flatter). None (the same temperature) when none is, so no confident answer is made
+    and the log-loss is not paid for a better ECE."""
+    if not judged:
+        return None
+    ceiling = _true_label_log_loss(judged, cal, temperature)
+    kept = [float(t) for t in candidates if t < temperature
+            and _true_label_log_loss(judged, cal, temperature, t) <= ceiling + 1e-12]
+    ranked = sorted(kept, key=lambda t: (round(answer_ece(judged, cal, temperature, t), 9), -t))
+    return next((t for t in ranked if guard is None or guard(t)), None)

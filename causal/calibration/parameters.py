@@ -47,7 +47,11 @@ class Calibration:
     to the power 1 / T and renormalised. The network multiplies the likelihood ratios of
     symptoms that are not independent (a too high lr raises the update ratios, the loss and the
     gradients together), so its shares are sharper than the evidence; T > 1 undoes part of that.
-    Fitted by `neuraldbg fit` on the leave-one-family-out log-loss of the true label."""
+    Fitted by `neuraldbg fit` on the leave-one-family-out log-loss of the true label, under
+    bounds on confident wrong answers. `sharp_temperature` (None: the same) tempers the shares
+    of the answers below `causal.verdict.CONFIDENT_ANSWER` (`causal.verdict.sharpened`): the
+    bounds are about confident answers, and one flat temperature made every other answer
+    under-confident too."""
 
     method: str = "identity"
     a: float = 1.0
@@ -56,6 +60,7 @@ class Calibration:
     log_loss_before: float | None = None
     log_loss_after: float | None = None
     share_temperature: float = 1.0
+    sharp_temperature: float | None = None
 
     def __call__(self, p: float) -> float:
         if self.a == 1.0 and self.b == 0.0:
@@ -65,7 +70,8 @@ class Calibration:
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "a": self.a, "b": self.b, "runs": self.runs,
                 "log_loss_before": self.log_loss_before, "log_loss_after": self.log_loss_after,
-                "share_temperature": self.share_temperature}
+                "share_temperature": self.share_temperature,
+                "sharp_temperature": self.sharp_temperature}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
@@ -73,11 +79,13 @@ class Calibration:
             return None if data.get(key) is None else float(data[key])
 
         temperature = float(data.get("share_temperature", 1.0))
-        if not (math.isfinite(temperature) and temperature > 0):
-            raise ValueError(f"share_temperature must be a positive number, not {temperature}")
+        sharp = opt("sharp_temperature")  # absent in records written before it: the same
+        for name, t in (("share_temperature", temperature), ("sharp_temperature", sharp)):
+            if t is not None and not (math.isfinite(t) and t > 0):
+                raise ValueError(f"{name} must be a positive number, not {t}")
         return cls(str(data["method"]), float(data["a"]), float(data["b"]),
                    int(data.get("runs", 0)), opt("log_loss_before"), opt("log_loss_after"),
-                   temperature)
+                   temperature, sharp)
 
 
 def _logit(p: float) -> float:
@@ -285,6 +293,7 @@ class Effective:
     calibrate: Callable[[Mapping[str, float]], dict[str, float]]
     source: str
     share_temperature: float = 1.0
+    sharp_temperature: float | None = None
 
 
 def _identity(posteriors: Mapping[str, float]) -> dict[str, float]:
@@ -350,7 +359,7 @@ def _applied(registry: Registry, fitted: FittedParameters | str, where: str, str
     if problems:  # a custom registry without the built-ins quietly keeps its own tables
         return _handset(registry, "; ".join(problems), warn=stale)
     return Effective(fitted.apply(registry, strict=False), fitted.calibrate, f"fitted: {where}",
-                     fitted.calibration.share_temperature)
+                     fitted.calibration.share_temperature, fitted.calibration.sharp_temperature)
 
 
 def _handset(registry: Registry, why: str, warn: bool) -> Effective:

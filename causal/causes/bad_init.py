@@ -17,6 +17,7 @@ from types import MappingProxyType
 from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
 from causal.run_queries import (
+    TABLE_TYPES,
     first_origin,
     layer_label,
     param_layers,
@@ -74,13 +75,16 @@ class BadInit(CauseNode):
             if born is not None and born.step == first and born.layer_name in layers \
                     and born.birth.direction == Direction.FORWARD:
                 return Localization(born.layer_name, first, (born,))
+        # the layers with a scale factor of their own (lookup tables read ids: `_factors`)
+        scaled = [a for a in layers if (node := run.dag.node(a)) is None
+                  or node.module_type not in TABLE_TYPES] or layers
         if not steps:
-            return Localization(layers[0], first, ())
-        origin = _steepest_stretch(steps) or layers[0]
-        if not known_input and len(layers) > 1 and origin == layers[1]:
+            return Localization(scaled[0], first, ())
+        origin = _steepest_stretch(steps) or scaled[0]
+        if not known_input and len(scaled) > 1 and origin == scaled[1]:
             # without the input's scale the first layer cannot be judged: growth that starts
             # between the first two layers is taken to start at the first
-            origin = layers[0]
+            origin = scaled[0]
         return Localization(origin, first, ())
 
     def describe(self, run: Run, loc: Localization) -> str:
@@ -153,14 +157,19 @@ def _factors(run: Run, layers: list[str], std: dict[str, float],
     weights that feed it in the layer DAG (`_feeding_stds`: a cross-attention's output over its
     keys and values, a residual block's over its stream), or over the input batch's for the
     first layer. A later layer fed by no layer (a query projection of a learned latent array)
-    reads a parameter of unknown scale and is left out. Without DAG edges, each layer is fed
-    by the previous one. `std`: the layers' first-step output stds (`start_stds`)."""
+    reads a parameter of unknown scale and is left out, and so is a lookup table (an
+    embedding reads ids, not values: its scale is no factor of anything it is fed; it only
+    feeds the layers after it). Without DAG edges, each layer is fed by the previous one.
+    `std`: the layers' first-step output stds (`start_stds`)."""
     edges = bool(run.dag.edges)
     out: list[tuple[str, float]] = []
     prev = input_std
     for k, layer in enumerate(layers):
         v = std.get(layer)
         if v is None:
+            continue
+        if (node := run.dag.node(layer)) is not None and node.module_type in TABLE_TYPES:
+            prev = v
             continue
         if edges:
             fed = _feeding_stds(run, layer, std)

@@ -247,7 +247,8 @@ def _score_variants(fitted_networks: Iterable[tuple[Observation, CausalNetwork]]
         rows["hand-set"].append(_row(ob, verdict(hand, ob.evidence)))
         rows["fitted"].append(_row(ob, verdict(net, ob.evidence)))
         rows["fitted + calibrated"].append(_row(ob, verdict(
-            net, ob.evidence, fitted.calibrate, fitted.calibration.share_temperature)))
+            net, ob.evidence, fitted.calibrate, fitted.calibration.share_temperature,
+            fitted.calibration.sharp_temperature)))
     return {v: score(r) for v, r in rows.items()}
 
 

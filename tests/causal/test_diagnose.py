@@ -383,6 +383,27 @@ def test_bad_init_reads_each_layers_factor_against_the_layers_that_feed_it():
     assert BadInit().localize(chain).layer == "k"  # without edges: the previous layer feeds it
 
 
+def test_bad_init_takes_no_scale_factor_from_an_id_lookup():
+    """A token embedding (N(0, 1), as PyTorch draws it) feeds an MLP initialised with std
+    0.01: against the ids it reads (std about 30) the embedding looks like a 30x decay and
+    would start the stretch; it reads no values, so its scale is no factor of anything, and
+    the decay starts at the first Linear. It still feeds the layers after it."""
+    from causal.causes.bad_init import BadInit
+
+    kinds = {"embed": "Embedding", "h0": "Linear", "h1": "Linear", "h2": "Linear",
+             "out": "Linear"}
+    nodes = tuple(LayerNode(n, n, t, 100, i, i, True) for i, (n, t) in enumerate(kinds.items()))
+    names = list(kinds)
+    g = LayerGraph("autograd", nodes, tuple(itertools.pairwise(names)))
+    stds = {"embed": 1.0, "h0": 0.05, "h1": 0.003, "h2": 2e-4, "out": 1e-5}
+    start = window(g, 2, {(n, "act_std"): [v, v, v] for n, v in stds.items()}, [0, 1, 2])
+    cols = dict(series(3).columns, input_std=(30.0,) * 3)
+    run = Run({}, g, (), Series((0, 1, 2), cols), (), (start,))
+    assert BadInit().localize(run).layer == "h0"
+    no_input = Run({}, g, (), series(3), (), (start,))  # the ids' scale unknown: the same
+    assert BadInit().localize(no_input).layer == "h0"
+
+
 def test_bad_init_leaves_out_a_block_that_returns_its_inner_layers_output():
     """A GIN layer owns its eps and ends in its MLP: the block's output is its last ReLU's, so
     its scale over what feeds the block (the previous block) counts the whole block twice and

@@ -224,3 +224,57 @@ def test_a_loss_that_turned_non_finite_is_failing_whatever_its_cause():
     for unsure in ({"learned": 1 / 3, "stalled": 1 / 3, "nonfinite": 1 / 3},
                    {"learned": 0.1, "stalled": 0.0, "nonfinite": 0.9}):
         assert judge(present, odds, {"outcome": unsure}, None).failing == 0.6
+
+
+def test_a_sharper_temperature_below_a_confident_answer_and_the_flat_one_above():
+    """With a sharp temperature, the shares are tempered by it, except that the first answer
+    passes CONFIDENT_ANSWER (0.9) only as far as the flat (confident-answer) temperature takes
+    it: an answer the flat temperature leaves under 0.9 is reported at 0.9 at most, one it
+    already puts above 0.9 keeps the flat value, and the others share the rest in their sharp
+    proportions."""
+    from causal.verdict import CONFIDENT_ANSWER, judge, tempered
+
+    present = {"lr": 1.0, "relu": 0.2, "batch": 0.1}
+    ended = {"outcome": {"learned": 0.0, "stalled": 0.0, "nonfinite": 1.0}}
+
+    def odds(lead: float) -> dict[str, float]:
+        return {"lr": lead, "relu": 0.0, "batch": -1.0}
+
+    # a moderate lead: the sharp temperature's shares, nothing capped
+    mid = judge(present, odds(1.0), ended, None, 2.0, 1.0)
+    shares = tempered({c: math.exp(v) / sum(math.exp(x) for x in odds(1.0).values())
+                       for c, v in odds(1.0).items()}, 1.0)
+    assert mid.root["lr"] == pytest.approx(shares["lr"])
+    assert mid.root["lr"] > judge(present, odds(1.0), ended, None, 2.0).root["lr"]
+    # a lead the sharp shares put past 0.9 but the flat ones do not: 0.9
+    strong = judge(present, odds(5.0), ended, None, 2.0, 1.0)
+    flat = judge(present, odds(5.0), ended, None, 2.0)
+    assert flat.root["lr"] < CONFIDENT_ANSWER
+    assert strong.root["lr"] == pytest.approx(CONFIDENT_ANSWER)
+    rest = judge(present, odds(5.0), ended, None, 1.0)
+    assert strong.root["relu"] / strong.root["batch"] == pytest.approx(
+        rest.root["relu"] / rest.root["batch"])
+    assert math.fsum(strong.root.values()) == pytest.approx(strong.failing)
+    # a lead the flat shares already put past 0.9: theirs
+    sure = judge(present, odds(12.0), ended, None, 2.0, 1.0)
+    assert sure.root["lr"] == pytest.approx(judge(present, odds(12.0), ended, None, 2.0).root["lr"])
+    # no sharp temperature, or one not sharper: the flat shares, as before
+    for sharp in (None, 2.0, 3.0):
+        assert judge(present, odds(5.0), ended, None, 2.0, sharp) == flat
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-20, 20), min_size=2, max_size=6), st.floats(0.05, 1.0),
+       st.floats(1.0, 3.0), st.floats(0.3, 1.0))
+def test_sharpened_shares_are_a_distribution_that_never_makes_a_new_confident_answer(
+        logs, failing, flat_t, ratio):
+    from causal.network import normalised
+    from causal.verdict import CONFIDENT_ANSWER, sharpened, tempered
+
+    raw = normalised({f"c{i}": v for i, v in enumerate(logs)})
+    flat = tempered(raw, flat_t)
+    out = sharpened(raw, flat, flat_t * ratio, failing)
+    assert math.fsum(out.values()) == pytest.approx(1.0)
+    top = max(out, key=out.__getitem__)
+    assert failing * out[top] <= max(CONFIDENT_ANSWER, failing * flat[top]) + 1e-9
+    assert out[top] >= flat[top] - 1e-9  # sharper never reports the first answer lower

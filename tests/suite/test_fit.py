@@ -545,6 +545,25 @@ def test_confident_wrong_answers_are_counted_as_diagnose_gives_them():
     assert [a for _, a, _ in confident_wrong([missed], Calibration(), 1.0)] == ["healthy"]
 
 
+def test_the_sharp_temperature_calibrates_the_answers_a_flat_one_leaves_under_confident():
+    """`select_sharp_temperature`: the flat temperature (chosen to keep wrong answers above
+    0.95 rare) leaves answers right 9 times in 10 at 0.66; a sharper one reports them nearer
+    0.9 and is chosen. Answers right one time in two gain nothing from sharper shares but a
+    worse log-loss: none is chosen (None: the flat temperature throughout), and neither when
+    the guard turns every candidate down."""
+    from causal.calibration.fit import answer_ece, select_sharp_temperature
+
+    moderate = {"lr_too_high": 0.8, "dead_relu": 0.2}
+    mostly = [_judged("lr_too_high", moderate)] * 9 + [_judged("dead_relu", moderate)]
+    sharp = select_sharp_temperature(mostly, Calibration(), 2.0)
+    assert sharp is not None and sharp < 2.0
+    assert answer_ece(mostly, Calibration(), 2.0, sharp) < answer_ece(mostly, Calibration(), 2.0)
+    assert select_sharp_temperature(mostly, Calibration(), 2.0, guard=lambda t: False) is None
+    coin = [_judged("lr_too_high", moderate)] * 5 + [_judged("dead_relu", moderate)] * 5
+    assert select_sharp_temperature(coin, Calibration(), 2.0) is None
+    assert select_sharp_temperature([], Calibration(), 2.0) is None
+
+
 def test_fit_parameters_records_the_share_temperature_and_old_records_read_as_one(reg):
     fp = fit_parameters(update_ratio_table(reg), reg, ess=10.0)
     t = fp.calibration.share_temperature
@@ -555,4 +574,11 @@ def test_fit_parameters_records_the_share_temperature_and_old_records_read_as_on
     assert FittedParameters.from_dict(data).calibration.share_temperature == 1.0
     data["calibration"]["share_temperature"] = -1
     with pytest.raises(FitError, match="share_temperature"):
+        FittedParameters.from_dict(data)
+    data = json.loads(fp.to_json())
+    assert data["calibration"]["sharp_temperature"] == fp.calibration.sharp_temperature
+    del data["calibration"]["sharp_temperature"]  # a record written before it: one temperature
+    assert FittedParameters.from_dict(data).calibration.sharp_temperature is None
+    data["calibration"]["sharp_temperature"] = 0.0
+    with pytest.raises(FitError, match="sharp_temperature"):
         FittedParameters.from_dict(data)
