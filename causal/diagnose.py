@@ -198,7 +198,8 @@ def diagnose(run: Run | str | os.PathLike[str], registry: Registry | None = None
              min_confidence: float = MIN_CONFIDENCE, parameters: Parameters = "shipped"
              ) -> Diagnosis:
     """The `Diagnosis` of `run` (a Run, or a run file's path): hypotheses for every cause whose
-    root-cause confidence is at or above `min_confidence`, ranked; a failing confidence below
+    root-cause confidence is at or above `min_confidence` (before the first answer was sharpened:
+    `Verdict.listed`), ranked; a failing confidence below
     `REPORT_THRESHOLD` means a healthy run. `parameters` as in `posteriors`."""
     run = _as_run(run)
     _check_call(registry, min_confidence)
@@ -206,9 +207,9 @@ def diagnose(run: Run | str | os.PathLike[str], registry: Registry | None = None
     evidence = collect_evidence(run, reg)
     judged = run_verdict(run, reg, parameters, evidence=evidence)
     causes = reg.causes()
-    ranked = sorted(judged.root.items(), key=lambda kv: (-kv[1], kv[0]))
-    return Diagnosis(run, tuple(causes[name].hypothesis(run, p) for name, p in ranked
-                                if p >= min_confidence), evidence, failing=judged.failing,
+    return Diagnosis(run, tuple(causes[name].hypothesis(run, p)
+                                for name, p in judged.listed(min_confidence)),
+                     evidence, failing=judged.failing,
                      confirmed_by=confirmations(run), unexplained=judged.unexplained)
 
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -97,12 +97,23 @@ class Verdict:
     loss turned non-finite); `present`: calibrated P(cause present)
     per cause; `root`: calibrated P(cause is the run's root cause) per cause; `unexplained`:
     P(failing for a cause outside the catalogue). `root` and `unexplained` add up to
-    `failing`."""
+    `failing`. `plausible`: the root confidences under the confident-answer temperature alone,
+    before the first answer was sharpened (`sharpened`): which causes are worth listing is
+    theirs to say (`listed`); empty when nothing was sharpened (then `root`)."""
 
     failing: float
     present: Mapping[str, float]
     root: Mapping[str, float]
     unexplained: float = 0.0
+    plausible: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    def listed(self, min_confidence: float) -> list[tuple[str, float]]:
+        """(cause, root confidence) of the causes worth listing, ranked: those whose plausible
+        root confidence reaches `min_confidence`. Sharpening the first answer shrinks the
+        others; it is no evidence against them, so it does not hide one."""
+        plausible = self.plausible or self.root
+        ranked = sorted(self.root.items(), key=lambda kv: (-kv[1], kv[0]))
+        return [(c, p) for c, p in ranked if plausible.get(c, p) >= min_confidence]
 
 
 def tempered(shares: Mapping[str, float], temperature: float) -> dict[str, float]:
@@ -116,22 +127,22 @@ def tempered(shares: Mapping[str, float], temperature: float) -> dict[str, float
 
 def sharpened(shares: Mapping[str, float], flat: Mapping[str, float], temperature: float,
               failing: float) -> dict[str, float]:
-    """`shares` tempered by the sharper `temperature`, except that the first cause's root
-    confidence (`failing` x its share) passes CONFIDENT_ANSWER only as far as the `flat`
-    shares (the confident-answer temperature's) take it; the others keep their proportions."""
+    """The `flat` shares (the confident-answer temperature's) with the first cause's share
+    taken from `shares` tempered by the sharper `temperature`, except that its root confidence
+    (`failing` x its share) passes CONFIDENT_ANSWER only as far as the flat share takes it. The
+    others keep the flat shares' proportions and fill the rest: the sharper temperature
+    calibrates how sure the first answer is, not how the alternatives compare."""
     sharp = tempered(shares, temperature)
     causes = [c for c in sharp if c != UNEXPLAINED]
     if not causes or failing <= 0.0:
-        return sharp
+        return dict(flat)
     top = max(causes, key=lambda c: sharp[c])
-    if failing * sharp[top] <= CONFIDENT_ANSWER:
-        return sharp
-    limit = max(flat.get(top, 0.0), CONFIDENT_ANSWER / failing)
-    if limit >= sharp[top]:
-        return sharp
-    rest = 1.0 - sharp[top]
-    scale = (1.0 - limit) / rest if rest > 0.0 else 0.0
-    return {c: limit if c == top else p * scale for c, p in sharp.items()}
+    share = sharp[top]
+    if failing * share > CONFIDENT_ANSWER:
+        share = max(flat.get(top, 0.0), min(share, CONFIDENT_ANSWER / failing))
+    rest = 1.0 - flat.get(top, 0.0)
+    scale = (1.0 - share) / rest if rest > 0.0 else 0.0
+    return {c: share if c == top else p * scale for c, p in flat.items()}
 
 
 def judge(present: Mapping[str, float], log_odds: Mapping[str, float],
@@ -160,12 +171,15 @@ def judge(present: Mapping[str, float], log_odds: Mapping[str, float],
             total += math.log(max(fit, 1e-300)) - math.log(max(base, 1e-300))
         logs[UNEXPLAINED] = total
     raw = normalised(logs)
-    shares = tempered(raw, share_temperature)
+    flat = tempered(raw, share_temperature)
+    plausible: dict[str, float] = {}
+    shares = flat
     if sharp_temperature is not None and sharp_temperature < share_temperature:
-        shares = sharpened(raw, shares, sharp_temperature, failing)
+        shares = sharpened(raw, flat, sharp_temperature, failing)
+        plausible = {c: failing * flat.get(c, 0.0) for c in present}
     root = {c: failing * shares.get(c, 0.0) for c in present}
     return Verdict(failing, MappingProxyType(dict(present)), MappingProxyType(root),
-                   failing * shares.get(UNEXPLAINED, 0.0))
+                   failing * shares.get(UNEXPLAINED, 0.0), MappingProxyType(plausible))
 
 
 def loss_columns(network: CausalNetwork) -> dict[str, dict[str, float]]:

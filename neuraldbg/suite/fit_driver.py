@@ -198,12 +198,11 @@ def collect(directory: str | os.PathLike[str] | None, seeds: Sequence[int],
 
 
 def _row(ob: Observation, judged: Verdict) -> dict[str, Any]:
-    ranked = sorted(judged.root.items(), key=lambda kv: (-kv[1], kv[0]))
     return {"scenario": ob.scenario, "seed": ob.seed, "cause": ob.cause, "origin": None,
             "posteriors": dict(judged.root), "failing": judged.failing, "seconds": None,
             "latency": None, "error": None,
             "hypotheses": [{"cause": c, "confidence": p, "layer": None, "step": None}
-                           for c, p in ranked if p >= MIN_CONFIDENCE]}
+                           for c, p in judged.listed(MIN_CONFIDENCE)]}
 
 
 VARIANTS = ("hand-set", "fitted", "fitted + calibrated")

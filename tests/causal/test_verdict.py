@@ -230,8 +230,8 @@ def test_a_sharper_temperature_below_a_confident_answer_and_the_flat_one_above()
     """With a sharp temperature, the shares are tempered by it, except that the first answer
     passes CONFIDENT_ANSWER (0.9) only as far as the flat (confident-answer) temperature takes
     it: an answer the flat temperature leaves under 0.9 is reported at 0.9 at most, one it
-    already puts above 0.9 keeps the flat value, and the others share the rest in their sharp
-    proportions."""
+    already puts above 0.9 keeps the flat value, and the others share the rest in the flat
+    shares' proportions; they are listed as the flat shares would list them."""
     from causal.verdict import CONFIDENT_ANSWER, judge, tempered
 
     present = {"lr": 1.0, "relu": 0.2, "batch": 0.1}
@@ -251,10 +251,14 @@ def test_a_sharper_temperature_below_a_confident_answer_and_the_flat_one_above()
     flat = judge(present, odds(5.0), ended, None, 2.0)
     assert flat.root["lr"] < CONFIDENT_ANSWER
     assert strong.root["lr"] == pytest.approx(CONFIDENT_ANSWER)
-    rest = judge(present, odds(5.0), ended, None, 1.0)
     assert strong.root["relu"] / strong.root["batch"] == pytest.approx(
-        rest.root["relu"] / rest.root["batch"])
+        flat.root["relu"] / flat.root["batch"])
     assert math.fsum(strong.root.values()) == pytest.approx(strong.failing)
+    # the second cause, shrunk under 0.07 to make room for the first, is still listed at 0.07
+    assert strong.root["relu"] < 0.07 <= flat.root["relu"]
+    assert [c for c, _ in strong.listed(0.07)] == [c for c, _ in flat.listed(0.07)] == [
+        "lr", "relu"]
+    assert dict(strong.listed(0.07))["relu"] == strong.root["relu"]
     # a lead the flat shares already put past 0.9: theirs
     sure = judge(present, odds(12.0), ended, None, 2.0, 1.0)
     assert sure.root["lr"] == pytest.approx(judge(present, odds(12.0), ended, None, 2.0).root["lr"])
