@@ -658,7 +658,9 @@ def answer_ece(judged: Sequence[_Judged], cal: Calibration, temperature: float,
                sharp: float | None = None, bins: int = 15) -> float:
     """Expected calibration error of the first answers (`_answer`) of `judged`: over `bins`
     equal-width bins of their confidence, |share right - mean confidence| weighted by the
-    bin's share of the runs (the measure `neuraldbg bench` prints)."""
+    bin's share of the runs: the measure `neuraldbg bench` prints
+    (`neuraldbg.suite.scoring.ece`, on bench rows), here on verdicts, as `causal` imports
+    nothing from `neuraldbg`."""
     binned: dict[int, list[tuple[bool, float]]] = {}
     for ob, v in _verdicts(judged, cal, temperature, sharp):
         answer, p = _answer(v)
@@ -730,13 +732,7 @@ def select_share_temperature(judged: Sequence[_Judged], cal: Calibration,
     log-loss; the flattest when it accepts none."""
     if not judged:
         return 1.0
-    scores: dict[float, float] = {}
-    for t in candidates:
-        total = 0.0
-        for ob, v in _verdicts(judged, cal, t):
-            q = (1.0 - v.failing) if ob.cause == HEALTHY else v.root.get(ob.cause, 0.0)
-            total -= math.log(min(max(q, EPS), 1.0))
-        scores[float(t)] = total / len(judged)
+    scores = {float(t): _true_label_log_loss(judged, cal, t) for t in candidates}
     ranked = sorted(scores, key=lambda t: (round(scores[t], 9), t))
     if guard is None:
         return ranked[0]

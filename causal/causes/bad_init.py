@@ -76,8 +76,7 @@ class BadInit(CauseNode):
                     and born.birth.direction == Direction.FORWARD:
                 return Localization(born.layer_name, first, (born,))
         # the layers with a scale factor of their own (lookup tables read ids: `_factors`)
-        scaled = [a for a in layers if (node := run.dag.node(a)) is None
-                  or node.module_type not in TABLE_TYPES] or layers
+        scaled = [a for a in layers if not _reads_ids(run, a)] or layers
         if not steps:
             return Localization(scaled[0], first, ())
         origin = _steepest_stretch(steps) or scaled[0]
@@ -168,7 +167,7 @@ def _factors(run: Run, layers: list[str], std: dict[str, float],
         v = std.get(layer)
         if v is None:
             continue
-        if (node := run.dag.node(layer)) is not None and node.module_type in TABLE_TYPES:
+        if _reads_ids(run, layer):
             prev = v
             continue
         if edges:
@@ -180,6 +179,12 @@ def _factors(run: Run, layers: list[str], std: dict[str, float],
             out.append((layer, math.log10(v / src)))
         prev = v
     return out
+
+
+def _reads_ids(run: Run, layer: str) -> bool:
+    """A lookup table (an embedding): it reads ids, not values, so its scale is no gain."""
+    node = run.dag.node(layer)
+    return node is not None and node.module_type in TABLE_TYPES
 
 
 def _feeding_stds(run: Run, layer: str, std: dict[str, float]) -> list[float]:
