@@ -352,6 +352,13 @@ def start_gains(run: Run) -> list[tuple[str, float]]:
             and node.module_type not in TABLE_TYPES]
 
 
+def median_start_gain(run: Run) -> float | None:
+    """The median of `start_gains` over the layers (None when no weight's scale was recorded):
+    where most of the network's weights started, a few zeroed heads or gates aside."""
+    gains = [gain for _, gain in start_gains(run)]
+    return statistics.median(gains) if gains else None
+
+
 def zero_init_layers(run: Run) -> tuple[list[str], int]:
     """(the layers whose weights started at exactly zero, in forward order; how many layers
     have weights) when those are at least two and at least half of them, else ([], count).

@@ -20,11 +20,13 @@ from causal.run_queries import (
     TABLE_TYPES,
     first_origin,
     layer_label,
+    median_start_gain,
     param_layers,
     start_stds,
     zero_init_layers,
 )
 from causal.schema.run import Direction, Run
+from causal.symptoms.layers import LARGE_GAIN, SMALL_GAIN
 
 
 class BadInit(CauseNode):
@@ -34,6 +36,9 @@ class BadInit(CauseNode):
     likelihoods = MappingProxyType({
         "outcome": FAILED_OUTCOME,
         "init_depth_trend": {"flat": 0.1, "growing": 0.6, "shrinking": 0.3},
+        # the weights themselves far off a standard init's scale (not every bad init is in
+        # the weights: a bias, a gate or a norm's scale set far off leaves them typical)
+        "weight_scale": {"typical": 0.45, "small": 0.27, "large": 0.28},
         "onset": {"none": 0.05, "start": 0.7, "early": 0.2, "late": 0.05},
         "grad_regime": {"healthy": 0.1, "exploding": 0.4, "vanishing": 0.35, "both": 0.15},
         "nonfinite_birth": {"none": 0.395, "input": 0.01, "target": 0.005, "forward_op": 0.02,
@@ -100,6 +105,12 @@ class BadInit(CauseNode):
                     f"{layer_label(run, loc.layer)}{over} at step {loc.step or 0}, before any "
                     f"other layer's scale could show the trend")
         where = f" from {layer_label(run, loc.layer)} on" if loc.layer else ""
+        gain = median_start_gain(run)
+        if gain is not None and not SMALL_GAIN <= gain <= LARGE_GAIN:
+            return (f"Bad initialisation: the weights start far too "
+                    f"{'small' if gain < SMALL_GAIN else 'large'}{where}: their rms x "
+                    f"sqrt(fan_in) is {gain:.2g} on the median layer, where PyTorch's default "
+                    "init gives 0.58 and Kaiming's 1.4")
         return (f"Bad initialisation: the activation scale changes geometrically with depth"
                 f"{where} at step {loc.step or 0}")
 

@@ -46,6 +46,8 @@ class Saturation(CauseNode):
                          "diverging": 0.25, "plateau": 0.3,
                          "overshoot_plateau": 0.05},
         "init_depth_trend": {"flat": 0.8, "growing": 0.15, "shrinking": 0.05},
+        # weights set large can drive a sigmoid/tanh stack into its tails from the start
+        "weight_scale": {"typical": 0.9, "small": 0.03, "large": 0.07},
         "onset": {"none": 0.05, "start": 0.15, "early": 0.4, "late": 0.4},
         # a deep sigmoid/tanh stack scales the gradient down by decades on its way back
         "grad_depth": {"flat": 0.45, "vanishing_saturating": 0.35, "vanishing": 0.1,

@@ -9,6 +9,7 @@ from causal.symptoms.layers import (
     InitDepthTrend,
     Saturation,
     UpdateRatio,
+    WeightScale,
 )
 from causal.symptoms.loss_level import LossVsTrivial
 from causal.symptoms.optimizer import LrLevel
@@ -16,7 +17,7 @@ from causal.symptoms.optimizer import LrLevel
 BUILTIN_SYMPTOMS = (
     NonfiniteBirth, Onset, LossPattern, LossJump, GradRegime, Saturation, DeadUnits, InitDepthTrend,
     UpdateRatio, GradDepth, InputOutlier, InputScale, HalfPrecision, ScalerScale, Outcome,
-    LrLevel, LossVsTrivial,
+    LrLevel, LossVsTrivial, WeightScale,
 )
 
 __all__ = ["BUILTIN_SYMPTOMS"]

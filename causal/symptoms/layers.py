@@ -1,5 +1,6 @@
 """Symptoms read from per-layer evidence: gradient regimes, saturation, dead units, the
-activation scale against depth at the first step, and the update-to-weight ratio."""
+activation scale against depth at the first step, the weights' scale at the start, and the
+update-to-weight ratio."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from causal.run_queries import (
     main_path_layers,
     nonfinite_step,
     param_layers,
+    start_gains,
     start_stds,
     state_window_end,
     trouble_events,
@@ -210,6 +212,33 @@ class InitDepthTrend(Symptom):
         if total < -1.5 and slope < -math.log10(2.0):
             return {"flat": 0.5, "shrinking": 0.5}
         return self.hard("flat")
+
+
+#: A weight whose rms x sqrt(fan_in) is under SMALL_GAIN or over LARGE_GAIN at the start is off
+#: the scale any standard init gives (PyTorch's default 0.58, Xavier and Kaiming 1-1.4): a tenth
+#: of the default or less, several times Kaiming's or more.
+SMALL_GAIN, LARGE_GAIN = 0.1, 5.0
+
+
+class WeightScale(Symptom):
+    """The scale of the weights when the monitor started, against their fan-in (each layer's
+    `weight_gain`: rms x sqrt(fan_in), lookup tables left out): typical, or far below or above
+    what any standard init gives, read on the median layer (a few zero-initialised heads or
+    gates are a design, a whole stack at std 0.01 or 1 is not). Read directly, because the
+    activations do not always show it: a tanh stack initialised far too large keeps its
+    outputs' scale flat with depth, pinned at +-1. No layer with a weight: no evidence."""
+
+    name = "weight_scale"
+    states = ("typical", "small", "large")
+    description = "the weights' rms x sqrt(fan_in) at the start, median over the layers"
+    leak = MappingProxyType({"typical": 0.96, "small": 0.025, "large": 0.015})
+
+    def observe(self, run: Run) -> Mapping[str, float]:
+        gains = [gain for _, gain in start_gains(run)]
+        if not gains:
+            return self.unobserved()
+        return self.graded(statistics.median(gains),
+                           [(SMALL_GAIN, "typical"), (LARGE_GAIN, "large")], below="small")
 
 
 class GradDepth(Symptom):

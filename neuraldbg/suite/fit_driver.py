@@ -231,6 +231,28 @@ def evaluate_cross_fitted(observations: Sequence[Observation], registry: Registr
                            registry, fitted)
 
 
+def cross_fitted_rows(observations: Sequence[Observation], registry: Registry,
+                      fitted: FittedParameters) -> list[dict[str, Any]]:
+    """One bench row per observation (in their order) as the engine fitted as `fitted` would
+    score it on a family it has not seen: the tables fitted without the observation's family, `fitted`'s calibration
+    (what `evaluate_cross_fitted` scores as "fitted + calibrated", row by row)."""
+    from causal.calibration.fit import cross_fitted
+    from causal.network import get_network
+
+    rows: dict[int, dict[str, Any]] = {}
+    for mine, fold in cross_fitted(observations, registry, fitted.ess):
+        net = get_network(fold)
+        rows.update((id(ob), _row(ob, _calibrated(net, ob, fitted))) for ob in mine)
+    return [rows[id(ob)] for ob in observations]
+
+
+def _calibrated(net: CausalNetwork, ob: Observation, fitted: FittedParameters) -> Verdict:
+    from causal.verdict import verdict
+
+    return verdict(net, ob.evidence, fitted.calibrate, fitted.calibration.share_temperature,
+                   fitted.calibration.sharp_temperature)
+
+
 def _score_variants(fitted_networks: Iterable[tuple[Observation, CausalNetwork]],
                     registry: Registry, fitted: FittedParameters
                     ) -> dict[str, dict[str, Any]]:
@@ -245,9 +267,7 @@ def _score_variants(fitted_networks: Iterable[tuple[Observation, CausalNetwork]]
     for ob, net in fitted_networks:
         rows["hand-set"].append(_row(ob, verdict(hand, ob.evidence)))
         rows["fitted"].append(_row(ob, verdict(net, ob.evidence)))
-        rows["fitted + calibrated"].append(_row(ob, verdict(
-            net, ob.evidence, fitted.calibrate, fitted.calibration.share_temperature,
-            fitted.calibration.sharp_temperature)))
+        rows["fitted + calibrated"].append(_row(ob, _calibrated(net, ob, fitted)))
     return {v: score(r) for v, r in rows.items()}
 
 

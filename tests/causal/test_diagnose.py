@@ -641,21 +641,23 @@ def test_a_zero_initialised_gate_opening_is_not_vanishing_gradients():
 
 def test_a_nan_born_in_a_loss_that_ran_exponentials_in_float16_reads_as_an_overflow():
     """Under float16 a NaN born in the loss is likely an overflow when the loss computed
-    exp or sums in float16 itself (inf / inf); not when it ran no such op in half precision,
-    and never in a float32 run."""
+    exp or sums in float16 itself (inf / inf); as likely as not when it ran no such op in half
+    precision (no float32 re-run judged it: an inf made inside one op, or an op's own singular
+    point), and never in a float32 run."""
     from causal.symptoms.data import HalfPrecision
 
     g = mlp_graph("ReLU")
 
-    def state(amp, ops):
+    def evidence(amp, ops):
         nan = origin(30, LOSS, "loss", loss_half_ops=ops)
         run = Run({}, g, (nan,), series(31), (SettingChange(0, "amp_dtype", amp),), ())
-        return max(HalfPrecision().observe(run).items(), key=lambda kv: kv[1])[0]
+        return HalfPrecision().evidence(run)
 
-    assert state("float16", ["Div", "Exp", "Mm", "Sum"]) == "overflow"
-    assert state("float16", ["Log", "Mul"]) == "ok"
-    assert state("float16", []) == "ok"
-    assert state("none", ["Exp"]) == "fp32"
+    assert evidence("float16", ["Div", "Exp", "Mm", "Sum"])["overflow"] == pytest.approx(0.8)
+    half = {"fp32": 0.0, "ok": 0.5, "near_limit": 0.0, "overflow": 0.5}
+    assert evidence("float16", ["Log", "Mul"]) == pytest.approx(half)
+    assert evidence("float16", []) == pytest.approx(half)
+    assert evidence("none", ["Exp"])["fp32"] == 1.0
 
 
 def test_the_root_module_is_named_as_the_models_own_code_in_reports():
@@ -905,6 +907,44 @@ def test_an_init_that_zeroes_most_layers_is_put_at_the_first_of_them():
     assert "instead of zeros" in cause.fixes(zeroed, loc)[0]
     one_head = with_gains({"8": 0.0})
     assert cause.localize(one_head).layer == cause.localize(base).layer
+
+
+def test_weight_scale_reads_the_median_layer_gain_at_the_start():
+    """`weight_scale` reads the weights' rms x sqrt(fan_in) when the monitor started, on the
+    median layer: PyTorch's default (0.58) and Kaiming (1.4) are typical, a stack at a tenth of
+    the default or at several times Kaiming's is not, a zeroed stack is small, one zeroed head
+    changes nothing, a value at a cut is shared between its two states, and a run with no
+    recorded gain gives no evidence. Bad init raises it: a stack far off standard scale is
+    evidence for it."""
+    from dataclasses import replace
+
+    from causal.diagnose import builtin_registry
+    from causal.symptoms.layers import LARGE_GAIN, SMALL_GAIN, WeightScale
+
+    base = run_bad_init()
+    symptom = WeightScale()
+
+    def with_gains(gain: float | None, head: float | None = None) -> Run:
+        layers = [n.name for n in base.dag.nodes if n.param_count]
+        g = LayerGraph("fx", tuple(
+            replace(n, weight_gain=head if head is not None and n.name == layers[-1] else gain)
+            if n.param_count else n for n in base.dag.nodes), base.dag.edges)
+        return Run(base.meta, g, base.events, base.series, base.settings, base.windows)
+
+    def top(run: Run) -> str:
+        return max(symptom.evidence(run).items(), key=lambda kv: kv[1])[0]
+
+    assert top(with_gains(3 ** -0.5)) == top(with_gains(2 ** 0.5)) == "typical"
+    assert top(with_gains(0.01)) == top(with_gains(0.0)) == "small"
+    assert top(with_gains(16.0)) == "large"
+    assert top(with_gains(0.58, head=0.0)) == "typical"
+    assert symptom.evidence(with_gains(SMALL_GAIN)) == pytest.approx(
+        {"typical": 0.5, "small": 0.5, "large": 0.0})
+    assert symptom.evidence(with_gains(LARGE_GAIN))["large"] == pytest.approx(0.5)
+    assert symptom.evidence(with_gains(None)) == symptom.unobserved()
+    bad_init = builtin_registry().causes()["bad_init"].likelihoods["weight_scale"]
+    leak = symptom.leak_distribution()
+    assert bad_init["small"] > 5 * leak["small"] and bad_init["large"] > 5 * leak["large"]
 
 
 def two_entry_graph() -> LayerGraph:

@@ -289,6 +289,26 @@ def test_fit_parameters_fits_calibration_on_cross_fitted_training_posteriors(reg
     assert top_cause(out)[0] == "lr_too_high"  # a > 0: the map is increasing
 
 
+def test_cross_fitted_rows_score_as_the_fits_leave_one_family_out_table(reg):
+    """`cross_fitted_rows` gives one bench row per observation, in order, each scored with the
+    tables fitted without its family and the fitted calibration: scored together they are the
+    "fitted + calibrated" row `neuraldbg fit` prints (what `benchmarks/wave_spread.py` draws
+    waves from)."""
+    from neuraldbg.suite.fit_driver import cross_fitted_rows, evaluate_cross_fitted
+    from neuraldbg.suite.scoring import score
+
+    obs = update_ratio_table(reg)
+    fp = fit_parameters(obs, reg, ess=10.0)
+    rows = cross_fitted_rows(obs, reg, fp)
+    assert [(r["scenario"], r["seed"], r["cause"]) for r in rows] == [
+        (o.scenario, o.seed, o.cause) for o in obs]
+    mine = score(rows)["summary"]
+    fit_table = evaluate_cross_fitted(obs, reg, fp)["fitted + calibrated"]["summary"]
+    assert mine.keys() == fit_table.keys()
+    for key, value in fit_table.items():  # the same runs in another order: sums may round
+        assert mine[key] == (value if value is None else pytest.approx(value)), key
+
+
 # ---------------------------------------------------------------- the record
 
 
