@@ -234,8 +234,9 @@ def evaluate_cross_fitted(observations: Sequence[Observation], registry: Registr
 def cross_fitted_rows(observations: Sequence[Observation], registry: Registry,
                       fitted: FittedParameters) -> list[dict[str, Any]]:
     """One bench row per observation (in their order) as the engine fitted as `fitted` would
-    score it on a family it has not seen: the tables fitted without the observation's family, `fitted`'s calibration
-    (what `evaluate_cross_fitted` scores as "fitted + calibrated", row by row)."""
+    score it on a family it has not seen: the tables fitted without the observation's family,
+    `fitted`'s calibration (what `evaluate_cross_fitted` scores as "fitted + calibrated", row
+    by row)."""
     from causal.calibration.fit import cross_fitted
     from causal.network import get_network
 
