@@ -328,12 +328,16 @@ def test_scenario_files_recurse_and_reject_a_shared_family_name(tmp_path):
 
 
 def test_the_bundled_splits_share_no_family():
+    from neuraldbg.errors import SuiteError
     from neuraldbg.suite.verify import bundled_suite, suite_files
     train = {p.stem for p in suite_files(None, split="train")}
     held = {p.stem for p in suite_files(None, split="validation")}
     probe = {p.stem for p in suite_files(None, split="probe")}
     scored = {p.stem for p in suite_files(None, split="scored")}
-    blind = {p.stem for p in suite_files(None, split="blind")}
+    try:
+        blind = {p.stem for p in suite_files(None, split="blind")}
+    except SuiteError:  # between a wave's scoring and the next wave's hand-over it is empty
+        blind = set()
     splits = [train, held, probe, scored, blind]
     assert train and held and probe and scored  # blind holds the waves not scored yet
     assert all(not a & b for i, a in enumerate(splits) for b in splits[i + 1:])
