@@ -44,8 +44,7 @@ it adds no false alarm and no wrong answer above 0.95 on the fitted runs
 4278 runs of 1426 families: 0.2; failing runs called healthy 43 -> 20 (with their cause first
 19 -> 12), false alarms 4 both, wrong answers above 0.95 4 -> 3, ECE 0.040 -> 0.036, log-loss
 of the true label 0.405 -> 0.392. No healthy program of `benchmarks/real_programs.py` or of
-the Hugging Face zoo changes its verdict (the nearest healthy one, ELECTRA at 40 steps, 0.30
--> 0.35).
+the Hugging Face zoo changes its verdict (the nearest, ELECTRA at 40 steps, 0.30 -> 0.34).
 
 A floor on P(failing) at P(stalled) was tried and dropped: a loss that does not fall is no
 failure when it is not a distance to a target (a GAN generator's loss rises as its
