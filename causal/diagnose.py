@@ -100,7 +100,7 @@ def run_verdict(run: Run, registry: Registry | None = None, parameters: Paramete
     if evidence is None:
         evidence = collect_evidence(run, reg)
     return verdict(get_network(eff.registry), evidence, eff.calibrate, eff.share_temperature,
-                   eff.sharp_temperature, eff.failing_shift)
+                   eff.sharp_temperature)
 
 
 @dataclass(frozen=True)

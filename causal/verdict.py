@@ -35,17 +35,6 @@ not certain)". Leave-one-family-out on the 1282 fitted families (session 32, roo
 temperature 1.5): log-loss of the true label 0.466 -> 0.425, ECE 0.081 -> 0.055, failing runs
 called healthy 47 -> 44, false alarms unchanged (3), wrong top-1 answers above 0.95 11 -> 17.
 
-P(failing) may be shifted (`shifted`: a constant added to its log-odds, fitted as
-`Calibration.failing_shift`): the map on the marginals is fitted on "the top cause is the right
-one" (a < 1), which pulls every marginal toward 0.5, and some failing runs stayed just under the
-report threshold with their cause ranked first. `neuraldbg fit` takes the shift only as far as
-it adds no false alarm and no wrong answer above 0.95 on the fitted runs
-(`causal.calibration.fit.select_failing_shift`). Session 35's fit, leave-one-family-out on the
-4278 runs of 1426 families: 0.2; failing runs called healthy 43 -> 20 (with their cause first
-19 -> 12), false alarms 4 both, wrong answers above 0.95 4 -> 3, ECE 0.040 -> 0.036, log-loss
-of the true label 0.405 -> 0.392. No healthy program of `benchmarks/real_programs.py` or of
-the Hugging Face zoo changes its verdict (the nearest, ELECTRA at 40 steps, 0.30 -> 0.34).
-
 A floor on P(failing) at P(stalled) was tried and dropped: a loss that does not fall is no
 failure when it is not a distance to a target (a GAN generator's loss rises as its
 discriminator learns): it raised two false alarms, on the DCGAN of `benchmarks/real_programs.py`
@@ -156,27 +145,17 @@ def sharpened(shares: Mapping[str, float], flat: Mapping[str, float], temperatur
     return {c: share if c == top else p * scale for c, p in flat.items()}
 
 
-def shifted(p: float, shift: float) -> float:
-    """`p` with `shift` added to its log-odds (0: unchanged; 0 and 1 stay where they are)."""
-    if shift == 0.0 or p <= 0.0 or p >= 1.0:
-        return p
-    z = math.log(p) - math.log1p(-p) + shift
-    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
-
-
 def judge(present: Mapping[str, float], log_odds: Mapping[str, float],
           evidence: Mapping[str, Mapping[str, float]],
           none_columns: Mapping[str, Mapping[str, float]] | None,
-          share_temperature: float = 1.0, sharp_temperature: float | None = None,
-          failing_shift: float = 0.0) -> Verdict:
+          share_temperature: float = 1.0, sharp_temperature: float | None = None) -> Verdict:
     """The `Verdict` from the calibrated marginals `present`, the causes' single-fault
     `log_odds` (`CausalNetwork.root_log_odds`), the `evidence` and the loss symptoms'
     distributions with no cause (`none_columns`, by symptom name: `loss_columns`). No unexplained
     alternative without the `outcome` symptom in both. The root shares are tempered by
     `share_temperature`, or, with a smaller `sharp_temperature`, by that one below
-    CONFIDENT_ANSWER (`sharpened`). P(failing) has `failing_shift` added to its log-odds
-    (`shifted`)."""
-    failing = shifted(max(present.values(), default=0.0), failing_shift)
+    CONFIDENT_ANSWER (`sharpened`)."""
+    failing = max(present.values(), default=0.0)
     if evidence.get(OUTCOME, {}).get(NONFINITE, 0.0) >= 1.0:  # observed, not a soft reading
         failing = 1.0
     logs = dict(log_odds)
@@ -212,10 +191,10 @@ def loss_columns(network: CausalNetwork) -> dict[str, dict[str, float]]:
 
 def verdict(network: CausalNetwork, evidence: Mapping[str, Mapping[str, float]],
             calibrate: Callable[[Mapping[str, float]], dict[str, float]] = dict,
-            share_temperature: float = 1.0, sharp_temperature: float | None = None,
-            failing_shift: float = 0.0) -> Verdict:
+            share_temperature: float = 1.0, sharp_temperature: float | None = None
+            ) -> Verdict:
     """The `Verdict` of `evidence` under `network`, the marginals mapped by `calibrate`
-    (default: none), the root shares tempered and P(failing) shifted as `judge` does."""
+    (default: none), the root shares tempered as `judge` does."""
     present = calibrate(network.posteriors(evidence))
     return judge(present, network.root_log_odds(evidence), evidence, loss_columns(network),
-                 share_temperature, sharp_temperature, failing_shift)
+                 share_temperature, sharp_temperature)

@@ -283,9 +283,7 @@ def _fit(args: argparse.Namespace) -> int:
     cal = report.fitted.calibration
     print(f"fitted on {sum(report.fitted.runs.values())} runs (ess {report.fitted.ess:g}); "
           f"calibration {cal.method} a={cal.a:.4g} b={cal.b:.4g}, root-share temperature "
-          f"{cal.share_temperature:g} (first answer under 0.9: "
-          f"{cal.sharp_temperature or cal.share_temperature:g}), P(failing) log-odds shift "
-          f"{cal.failing_shift:+g}")
+          f"{cal.share_temperature:g}")
     print(f"parameters written to {out}\n")
     if report.comparison and report.scored_on == "leave-one-family-out":
         print(f"every family ({len(report.training)}), seeds {args.seeds}, scored by the "

@@ -102,8 +102,7 @@ __all__ = [
     "SHIPPED_PATH", "Calibration", "FitError", "FittedParameters", "Observation",
     "fit_calibration", "fit_parameters", "fit_tables", "fit_tables_pgmpy", "load_observations",
     "log_loss", "observations_path", "save_observations", "select_ess",
-    "select_failing_shift", "select_share_temperature", "select_sharp_temperature",
-    "split_families",
+    "select_share_temperature", "select_sharp_temperature", "split_families",
     "top_cause",
 ]
 
@@ -600,14 +599,6 @@ def fit_parameters(observations: Sequence[Observation], registry: Registry,
 
     temperature = select_share_temperature(judged, cal, guard=acceptable)
 
-    def shift_keeps_missing_evidence_wide(shift: float) -> bool:
-        shifted = dataclasses.replace(cal, failing_shift=shift)
-        made, pairs = missing_signal_pairs(observations, fitted_registry, shifted, temperature)
-        return len(made) <= MISSING_SIGNAL_BOUND * pairs
-
-    cal = dataclasses.replace(cal, failing_shift=select_failing_shift(
-        judged, cal, temperature, guard=shift_keeps_missing_evidence_wide))
-
     def keeps_missing_evidence_wide(t: float) -> bool:
         made, pairs = missing_signal_pairs(observations, fitted_registry, cal, temperature, t)
         return len(made) <= MISSING_SIGNAL_BOUND * pairs
@@ -632,13 +623,12 @@ CONFIDENT_WRONG_BOUND, CONFIDENT_WRONG = 0.002, 0.95
 def _verdicts(judged: Iterable[_Judged], cal: Calibration, temperature: float,
               sharp: float | None = None) -> Iterator[tuple[Observation, Verdict]]:
     """Each `judged` run with its `Verdict` as `diagnose` gives it: the marginals through
-    `cal`, the root shares tempered by `temperature` (and `sharp`: `causal.verdict.judge`),
-    P(failing) shifted by `cal.failing_shift`."""
+    `cal`, the root shares tempered by `temperature` (and `sharp`: `causal.verdict.judge`)."""
     from causal.verdict import judge
 
     for ob, present, log_odds, columns in judged:
         yield ob, judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence, columns,
-                        temperature, sharp, cal.failing_shift)
+                        temperature, sharp)
 
 
 def _answer(v: Verdict) -> tuple[str, float]:
@@ -699,64 +689,17 @@ def missing_signal_pairs(observations: Sequence[Observation], registry: Registry
     made: list[tuple[Observation, str, list[str]]] = []
     pairs = 0
     for ob in observations:
-        full = verdict(net, ob.evidence, mapped, temperature, sharp, cal.failing_shift).root
+        full = verdict(net, ob.evidence, mapped, temperature, sharp).root
         if max((p for c, p in full.items() if c != ob.cause), default=0.0) > CONFIDENT:
             continue  # already confidently wrong (or a second cause co-present) with all
         for name in ob.evidence:
             pairs += 1
             root = verdict(net, {**ob.evidence, name: symptoms[name].unobserved()}, mapped,
-                           temperature, sharp, cal.failing_shift).root
+                           temperature, sharp).root
             wrong = [c for c, p in root.items() if c != ob.cause and p > CONFIDENT]
             if wrong:
                 made.append((ob, name, wrong))
     return made, pairs
-
-
-#: The shifts of P(failing)'s log-odds `select_failing_shift` chooses among.
-FAILING_SHIFTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
-
-
-def false_alarms(judged: Sequence[_Judged], cal: Calibration, temperature: float,
-                 sharp: float | None = None) -> int:
-    """How many healthy runs of `judged` are reported failing (through `cal`, `temperature`
-    and `sharp`, as `diagnose` reports them)."""
-    return sum(1 for ob, v in _verdicts(judged, cal, temperature, sharp)
-               if ob.cause == HEALTHY and _answer(v)[0] != HEALTHY)
-
-
-def select_failing_shift(judged: Sequence[_Judged], cal: Calibration, temperature: float,
-                         candidates: Sequence[float] = FAILING_SHIFTS,
-                         guard: Callable[[float], bool] | None = None) -> float:
-    """The shift of P(failing)'s log-odds (`causal.verdict.shifted`) with the lowest
-    true-label log-loss over `judged`, among the `candidates` under which no more healthy runs
-    are reported failing (`false_alarms`) and no more first answers are wrong above
-    CONFIDENT_WRONG (`confident_wrong`) than with none, and that the `guard` accepts
-    (`fit_parameters`: missing evidence widens); 0 when none is.
-
-    Why bounded so: the map on the marginals is fitted on "the top cause is the right one"
-    (a < 1), which pulls P(failing) toward 0.5 and leaves some failing runs under the report
-    threshold with their cause ranked first; but the fitted runs are mostly failing (the
-    suite's mix, not the world's), so their log-loss alone would shift every run toward
-    failing. The bounds take the shift only as far as it costs no false alarm and no confident
-    mistake on the runs it was fitted on."""
-    if not judged:
-        return 0.0
-    unshifted = dataclasses.replace(cal, failing_shift=0.0)
-    alarms = false_alarms(judged, unshifted, temperature)
-    wrong = len(confident_wrong(judged, unshifted, temperature))
-
-    def with_shift(shift: float) -> Calibration:
-        return dataclasses.replace(cal, failing_shift=float(shift))
-
-    def bounded(shift: float) -> bool:
-        return (false_alarms(judged, with_shift(shift), temperature) <= alarms
-                and len(confident_wrong(judged, with_shift(shift), temperature)) <= wrong
-                and (guard is None or guard(shift)))
-
-    scores = {float(s): _true_label_log_loss(judged, with_shift(s), temperature)
-              for s in candidates}
-    ranked = sorted(scores, key=lambda s: (round(scores[s], 9), s))
-    return next((s for s in ranked if bounded(s)), 0.0)
 
 
 #: The root-share temperatures `select_share_temperature` chooses among.

@@ -51,10 +51,7 @@ class Calibration:
     bounds on confident wrong answers. `sharp_temperature` (None: the same) tempers the shares
     of the answers below `causal.verdict.CONFIDENT_ANSWER` (`causal.verdict.sharpened`): the
     bounds are about confident answers, and one flat temperature made every other answer
-    under-confident too. `failing_shift` is added to the log-odds of P(failing)
-    (`causal.verdict.shifted`): the map above is fitted on "the top cause is the right one",
-    and the fit takes the shift only as far as it adds no false alarm and no confident wrong
-    answer on the runs it was fitted on (`causal.calibration.fit.select_failing_shift`)."""
+    under-confident too."""
 
     method: str = "identity"
     a: float = 1.0
@@ -64,7 +61,6 @@ class Calibration:
     log_loss_after: float | None = None
     share_temperature: float = 1.0
     sharp_temperature: float | None = None
-    failing_shift: float = 0.0
 
     def __call__(self, p: float) -> float:
         if self.a == 1.0 and self.b == 0.0:
@@ -75,8 +71,7 @@ class Calibration:
         return {"method": self.method, "a": self.a, "b": self.b, "runs": self.runs,
                 "log_loss_before": self.log_loss_before, "log_loss_after": self.log_loss_after,
                 "share_temperature": self.share_temperature,
-                "sharp_temperature": self.sharp_temperature,
-                "failing_shift": self.failing_shift}
+                "sharp_temperature": self.sharp_temperature}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
@@ -88,12 +83,9 @@ class Calibration:
         for name, t in (("share_temperature", temperature), ("sharp_temperature", sharp)):
             if t is not None and not (math.isfinite(t) and t > 0):
                 raise ValueError(f"{name} must be a positive number, not {t}")
-        shift = float(data.get("failing_shift", 0.0))  # absent in records written before it
-        if not math.isfinite(shift):
-            raise ValueError(f"failing_shift must be a finite number, not {shift}")
         return cls(str(data["method"]), float(data["a"]), float(data["b"]),
                    int(data.get("runs", 0)), opt("log_loss_before"), opt("log_loss_after"),
-                   temperature, sharp, shift)
+                   temperature, sharp)
 
 
 def _logit(p: float) -> float:
@@ -302,7 +294,6 @@ class Effective:
     source: str
     share_temperature: float = 1.0
     sharp_temperature: float | None = None
-    failing_shift: float = 0.0
 
 
 def _identity(posteriors: Mapping[str, float]) -> dict[str, float]:
@@ -368,8 +359,7 @@ def _applied(registry: Registry, fitted: FittedParameters | str, where: str, str
     if problems:  # a custom registry without the built-ins quietly keeps its own tables
         return _handset(registry, "; ".join(problems), warn=stale)
     return Effective(fitted.apply(registry, strict=False), fitted.calibrate, f"fitted: {where}",
-                     fitted.calibration.share_temperature, fitted.calibration.sharp_temperature,
-                     fitted.calibration.failing_shift)
+                     fitted.calibration.share_temperature, fitted.calibration.sharp_temperature)
 
 
 def _handset(registry: Registry, why: str, warn: bool) -> Effective:

@@ -251,7 +251,7 @@ def _calibrated(net: CausalNetwork, ob: Observation, fitted: FittedParameters) -
     from causal.verdict import verdict
 
     return verdict(net, ob.evidence, fitted.calibrate, fitted.calibration.share_temperature,
-                   fitted.calibration.sharp_temperature, fitted.calibration.failing_shift)
+                   fitted.calibration.sharp_temperature)
 
 
 def _score_variants(fitted_networks: Iterable[tuple[Observation, CausalNetwork]],

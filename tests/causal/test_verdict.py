@@ -226,28 +226,6 @@ def test_a_loss_that_turned_non_finite_is_failing_whatever_its_cause():
         assert judge(present, odds, {"outcome": unsure}, None).failing == 0.6
 
 
-def test_the_failing_shift_moves_p_failing_and_keeps_the_causes_proportions():
-    """`failing_shift` adds to P(failing)'s log-odds (a stall left at 0.45 is reported failing
-    under a shift of 0.3) and scales the root confidences with it, their proportions kept; a
-    loss observed non-finite stays a certain failure; no shift changes nothing."""
-    from causal.verdict import judge, shifted
-
-    present = {"lr": 0.45, "relu": 0.3}
-    odds = {"lr": 1.0, "relu": 0.0}
-    plain, moved = judge(present, odds, {}, None), judge(present, odds, {}, None,
-                                                             failing_shift=0.3)
-    assert plain.failing == 0.45 and moved.failing == pytest.approx(shifted(0.45, 0.3))
-    assert moved.failing > 0.5 > plain.failing
-    assert moved.root["lr"] / moved.root["relu"] == pytest.approx(math.e)
-    assert math.fsum(moved.root.values()) == pytest.approx(moved.failing)
-    assert moved.present == plain.present  # the causes' marginals are not the verdict's
-    assert judge(present, odds, {}, None, failing_shift=0.0) == plain
-    broke = {"outcome": {"learned": 0.0, "stalled": 0.0, "nonfinite": 1.0}}
-    assert judge(present, odds, broke, None, failing_shift=-2.0).failing == 1.0
-    assert shifted(0.0, 5.0) == 0.0 and shifted(1.0, -5.0) == 1.0
-    assert shifted(0.5, math.log(3.0)) == pytest.approx(0.75)
-
-
 def test_a_sharper_temperature_below_a_confident_answer_and_the_flat_one_above():
     """With a sharp temperature, the shares are tempered by it, except that the first answer
     passes CONFIDENT_ANSWER (0.9) only as far as the flat (confident-answer) temperature takes

@@ -6,7 +6,6 @@ end-to-end `neuraldbg fit` on a temporary suite."""
 from __future__ import annotations
 
 import copy
-import dataclasses
 import itertools
 import json
 import math
@@ -585,31 +584,6 @@ def test_the_sharp_temperature_calibrates_the_answers_a_flat_one_leaves_under_co
     assert select_sharp_temperature([], Calibration(), 2.0) is None
 
 
-def _weak(cause: str, failing: float) -> tuple[Observation, dict, dict, dict]:
-    """A run whose one candidate cause is present at `failing` (uncalibrated)."""
-    return Observation("f", "f", 0, cause, {}), {"lr_too_high": failing}, {"lr_too_high": 0.0}, {}
-
-
-def test_the_failing_shift_goes_as_far_as_it_adds_no_false_alarm():
-    """`select_failing_shift`: failing runs left just under the report threshold (0.45) are
-    worth a shift of P(failing)'s log-odds; it goes no further than the bounds allow: a healthy
-    run at 0.46 stops it below the shift that would make it a false alarm, and a guard (missing
-    evidence widens) that turns every shift down leaves none."""
-    from causal.calibration.fit import FAILING_SHIFTS, false_alarms, select_failing_shift
-    from causal.verdict import shifted
-
-    stalls = [_weak("lr_too_high", 0.45)] * 20 + [_weak("healthy", 0.05)] * 5
-    free = select_failing_shift(stalls, Calibration(), 1.0)
-    assert free == max(s for s in FAILING_SHIFTS if shifted(0.45, s) >= 0.5)
-    close = [*stalls, _weak("healthy", 0.46)]
-    bounded = select_failing_shift(close, Calibration(), 1.0)
-    assert 0.0 < bounded < free and shifted(0.46, bounded) < 0.5
-    assert false_alarms(close, dataclasses.replace(Calibration(), failing_shift=bounded),
-                        1.0) == 0
-    assert select_failing_shift(stalls, Calibration(), 1.0, guard=lambda s: s == 0.0) == 0.0
-    assert select_failing_shift([], Calibration(), 1.0) == 0.0
-
-
 def test_fit_parameters_records_the_share_temperature_and_old_records_read_as_one(reg):
     fp = fit_parameters(update_ratio_table(reg), reg, ess=10.0)
     t = fp.calibration.share_temperature
@@ -627,11 +601,4 @@ def test_fit_parameters_records_the_share_temperature_and_old_records_read_as_on
     assert FittedParameters.from_dict(data).calibration.sharp_temperature is None
     data["calibration"]["sharp_temperature"] = 0.0
     with pytest.raises(FitError, match="sharp_temperature"):
-        FittedParameters.from_dict(data)
-    data = json.loads(fp.to_json())
-    assert data["calibration"]["failing_shift"] == fp.calibration.failing_shift
-    del data["calibration"]["failing_shift"]  # a record written before it: no shift
-    assert FittedParameters.from_dict(data).calibration.failing_shift == 0.0
-    data["calibration"]["failing_shift"] = math.inf
-    with pytest.raises(FitError, match="failing_shift"):
         FittedParameters.from_dict(data)
