@@ -1,4 +1,4 @@
-"""Per-step overhead of the neuraldbg monitor, next to torch's anomaly mode, on CPU.
+"""Per-step overhead of the neuraldbg monitor, next to torch's anomaly mode, on CPU (or a GPU).
 
 For each model and round, each mode (plain, one per monitor preset, anomaly) trains a fresh model
 (same seed, same batches) in a shuffled order: W warmup steps, then S timed steps. A step is
@@ -15,7 +15,11 @@ every-step cost; the mean ratio (in --json) includes any scheduled or escalated 
 falls in the window.
 
     .venv/bin/python benchmarks/overhead.py [--threads 1] [--rounds 7] [--steps 30]
-        [--presets light,standard,full] [--models tanh_mlp,cnn] [--json out.json]
+        [--presets light,standard,full] [--models tanh_mlp,cnn] [--device cuda] [--json out.json]
+
+With --device cuda the model and batches live on the GPU and each timed step ends with
+torch.cuda.synchronize(), so a step's time includes its kernels and any host sync the monitor
+adds shows as the GPU work it waits for.
 
 glibc's allocator thresholds are pinned for the whole process (all modes alike; see
 `pin_malloc`), since otherwise page faults on re-allocated large gradients come and go between
@@ -130,8 +134,10 @@ def run_mode(spec: Spec, mode: str, batches: list[tuple[torch.Tensor, torch.Tens
              info: dict[str, int]) -> list[float]:
     """Train a fresh model for warmup + steps steps in `mode`; return the timed step times (s)."""
     torch.manual_seed(seed)
-    model = spec.build()
+    device = batches[0][0].device
+    model = spec.build().to(device)
     model.train()
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     opt = torch.optim.SGD(model.parameters(), lr=spec.lr, momentum=0.9)
     loss_fn = spec.loss_fn
     times: list[float] = []
@@ -142,12 +148,14 @@ def run_mode(spec: Spec, mode: str, batches: list[tuple[torch.Tensor, torch.Tens
         with dbg:  # construction, run-file creation and DAG tracing stay outside the timing
             for i in range(warmup + steps):
                 x, y = batches[i % len(batches)]
+                sync()
                 t0 = time.perf_counter()
                 opt.zero_grad(set_to_none=True)
                 loss = loss_fn(model(x), y)
                 loss.backward()
                 dbg.record_loss(loss)
                 opt.step()
+                sync()
                 t1 = time.perf_counter()
                 if i >= warmup:
                     times.append(t1 - t0)
@@ -172,11 +180,13 @@ def run_mode(spec: Spec, mode: str, batches: list[tuple[torch.Tensor, torch.Tens
     with torch.autograd.set_detect_anomaly(anomaly):
         for i in range(warmup + steps):
             x, y = batches[i % len(batches)]
+            sync()
             t0 = time.perf_counter()
             opt.zero_grad(set_to_none=True)
             loss = loss_fn(model(x), y)
             loss.backward()
             opt.step()
+            sync()
             t1 = time.perf_counter()
             if i >= warmup:
                 times.append(t1 - t0)
@@ -188,7 +198,7 @@ def run_mode(spec: Spec, mode: str, batches: list[tuple[torch.Tensor, torch.Tens
 def bench_model(spec: Spec, presets: list[str], args: argparse.Namespace,
                 tmpdir: Path) -> dict[str, Any]:
     g = torch.Generator().manual_seed(args.seed)
-    batches = [spec.make_batch(g) for _ in range(N_BATCHES)]
+    batches = [tuple(t.to(args.device) for t in spec.make_batch(g)) for _ in range(N_BATCHES)]
     modes = ["plain", *presets, "anomaly"]
     rng = random.Random(args.seed)
     medians: dict[str, list[float]] = {m: [] for m in modes}
@@ -265,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"comma-separated subset of {','.join(MODEL_NAMES)}")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="OUT", default=None, help="write the numbers here")
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--allow-warnings", action="store_true",
                    help="print monitor warnings instead of raising them")
     p.add_argument("--default-malloc", action="store_true",
@@ -279,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"unknown {name}(s) {bad}: choose from {', '.join(allowed)}")
     if args.rounds < 1 or args.steps < 1 or args.warmup < 0 or args.threads < 1:
         p.error("need --rounds >= 1, --steps >= 1, --warmup >= 0, --threads >= 1")
+    if args.device not in ("cpu", "cuda") or (args.device == "cuda"
+                                              and not torch.cuda.is_available()):
+        p.error(f"--device {args.device}: choose cpu, or cuda on a machine with a CUDA GPU")
 
     from neuraldbg.errors import NeuralDbgWarning
 
@@ -287,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     malloc = "default" if args.default_malloc else pin_malloc()
-    header = (f"torch {torch.__version__}, python {platform.python_version()}, "
+    where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
+    header = (f"torch {torch.__version__} on {where}, python {platform.python_version()}, "
               f"threads {torch.get_num_threads()}, rounds {args.rounds}, warmup {args.warmup}, "
               f"steps {args.steps}, seed {args.seed}, malloc {malloc}")
     print(f"torch.set_num_threads({args.threads})", file=sys.stderr, flush=True)
@@ -319,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         doc = {
             "torch": torch.__version__,
+            "device": where,
             "python": platform.python_version(),
             "threads": torch.get_num_threads(),
             "rounds": args.rounds,
