@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Sequence
 
 from causal.run_queries import forward_order, layer_series
-from causal.schema.run import Event, EventKind, LayerStat, Run
+from causal.schema.run import Direction, Event, EventKind, LayerStat, Run
 
 _BACKWARD_KINDS = {EventKind.GRAD, EventKind.GRAD_FINITE}
 
@@ -97,15 +97,33 @@ def input_layer(run: Run, step: int | None = None) -> str | None:
     return best[1] if best is not None else values[0]
 
 
-def output_layer(run: Run) -> str | None:
-    """The layer whose output the loss compares with the targets: the last sink of the layer
-    DAG that ran, preferring one with weights. A root with parameters of its own (a policy's
-    log-std) ends the forward after its children: then the layers that feed it predict."""
+def output_layers(run: Run) -> list[str]:
+    """The layers that predict: the sinks of the layer DAG that ran, those with weights when
+    any has them, in forward order. A root with parameters of its own (a policy's log-std) ends
+    the forward after its children: then the layers that feed it predict."""
     dag = run.dag
     ran = [n for n in dag.forward_order() if (node := dag.node(n)) is not None and node.ran]
     sinks = [n for n in ran if not dag.successors(n)]
     if sinks == [""] and (feeding := [n for n in ran if n in dag.predecessors("")]):
         sinks = feeding
     weighted = [n for n in sinks if (node := dag.node(n)) is not None and node.param_count > 0]
-    chosen = weighted or sinks
+    return weighted or sinks
+
+
+def output_layer(run: Run) -> str | None:
+    """The layer whose output the loss compares with the targets: the last of
+    `output_layers`."""
+    chosen = output_layers(run)
     return chosen[-1] if chosen else None
+
+
+def loss_input_layer(run: Run, origin: Event) -> str | None:
+    """For a value born in the loss: the layer whose output the loss's op took, the one the
+    monitor saw produce the model's output on that step, else the model's only output layer;
+    None when several heads could have fed it, or for a value born elsewhere."""
+    if origin.birth.direction != Direction.LOSS:
+        return None
+    if origin.birth.output_layer:
+        return origin.birth.output_layer
+    heads = output_layers(run)
+    return heads[0] if len(heads) == 1 and heads[0] != "" else None

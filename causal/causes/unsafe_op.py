@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
+from causal.localize import loss_input_layer
 from causal.run_queries import (
     born_in_found_targets,
     first_origin,
@@ -22,6 +23,10 @@ from causal.run_queries import (
 )
 from causal.schema.run import LOSS, Direction, Run
 
+#: The note of an op in the loss, placed at the layer whose output it took: the loss function
+#: is no module, and the authors of the suite's scenarios who name one for such an op name that
+#: layer (the others give none).
+IN_LOSS_NOTE = "the op is in the loss function: the layer named is the one whose output it took"
 #: The note of an op placed in the loss because the first non-finite value was a target the
 #: monitor found in the loss's graph: the loss may have computed it from the labels.
 FROM_TARGETS_NOTE = ("a corrupt label looks the same from the loss's graph: "
@@ -58,6 +63,9 @@ class UnsafeOp(CauseNode):
             return Localization(layer, origin.step, (origin,))
         if born_in_found_targets(run, origin):
             return Localization(LOSS, origin.step, (origin,), FROM_TARGETS_NOTE)
+        fed = loss_input_layer(run, origin)
+        if fed is not None:  # the op is in the loss; where it starts is the output it took
+            return Localization(fed, origin.step, (origin,), IN_LOSS_NOTE)
         return Localization(origin.layer_name, origin.step, (origin,))
 
     def describe(self, run: Run, loc: Localization) -> str:
@@ -74,6 +82,9 @@ class UnsafeOp(CauseNode):
             return (f"An unsafe op in the loss produced {state} at step {loc.step} from the "
                     "targets: the tensor it compared the model's output with was already "
                     f"{state} (a division by the targets' spread, a log of them)")
+        if loc.note == IN_LOSS_NOTE:
+            return (f"An unsafe op in the loss produced {state} at step {loc.step}, on the "
+                    f"output of {label}")
         if origin is not None and loss_output_at_bound(origin) == loc.layer:
             birth = origin.birth
             return (f"An unsafe op in the loss produced {state} at step {loc.step}: "

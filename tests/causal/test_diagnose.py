@@ -268,6 +268,35 @@ def test_a_run_that_went_nonfinite_is_never_reported_healthy():
         format_diagnosis(at_bound, []))
 
 
+def test_an_unsafe_op_in_the_loss_is_put_at_the_layer_whose_output_it_took():
+    """The loss function is no module: an op there that met a singular point (sqrt'(0), a
+    division by an exact 0) is placed at the layer whose output it took, the one the monitor
+    saw produce the model's output, else the model's only output layer; with several heads
+    that could have fed it, at the loss itself. The description still says it is the loss."""
+    from causal.causes.unsafe_op import IN_LOSS_NOTE, UnsafeOp
+
+    healthy = run_healthy()
+
+    def born_in_loss(graph: LayerGraph, **facts: object) -> Run:
+        origin = Event(200, LOSS, "nonfinite_origin", "finite", "nan", 1.0,
+                       {"direction": "loss", **facts})
+        return Run({}, graph, (origin,), healthy.series, healthy.settings, healthy.windows)
+
+    node = UnsafeOp()
+    seen = born_in_loss(healthy.dag, output_layer="7", output_zeros=0, output_ones=0)
+    loc = node.localize(seen)
+    assert (loc.layer, loc.step, loc.note) == ("7", 200, IN_LOSS_NOTE)
+    assert node.describe(seen, loc) == ("An unsafe op in the loss produced nan at step 200, on "
+                                        "the output of '7' (ReLU)")
+    assert node.localize(born_in_loss(healthy.dag)).layer == "8"  # the only output layer
+    two_heads = LayerGraph("fx", (*healthy.dag.nodes,
+                                  LayerNode("head2", "head2", "Linear", 100, 9, 9, True)),
+                           (*healthy.dag.edges, ("7", "head2")))
+    assert node.localize(born_in_loss(two_heads)).layer == LOSS
+    at_bound = born_in_loss(healthy.dag, output_layer="8", output_zeros=3, output_ones=0)
+    assert node.localize(at_bound).note != IN_LOSS_NOTE  # said with the bound's counts
+
+
 def test_coupled_transitions_name_the_cause_and_say_so():
     top = diagnose(run_lr_too_high())[0]
     assert top.note.startswith("downstream coupling at step 6: 2 is the cause, 0 follows")
