@@ -102,12 +102,14 @@ def half_dtypes(run: Run) -> set[str]:
 
 
 def skipped_steps(run: Run) -> set[int]:
-    """Steps whose non-finite gradients a GradScaler skipped, in a run that recovered (a finite
-    loss afterwards): the scaler doing its job, not a failure."""
-    finite_after = [s for s, v in run.series.get("loss") if math.isfinite(v)]
-    last_finite = max(finite_after) if finite_after else -1
+    """Steps whose non-finite gradients a GradScaler skipped, with a finite loss at that step or
+    after it: the scaler doing its job, not a failure. An overflow of the scaled gradients
+    leaves the step's own loss finite, so a skip on the run's last recorded step (a run read
+    while it trains, or one that ended there) is one too."""
+    finite = [s for s, v in run.series.get("loss") if math.isfinite(v)]
+    last_finite = max(finite) if finite else -1
     return {e.step for e in run.events if e.kind == EventKind.NONFINITE_ORIGIN
-            and e.birth.scaler_skipped and e.step < last_finite}
+            and e.birth.scaler_skipped and e.step <= last_finite}
 
 
 def first_origin(run: Run) -> Event | None:

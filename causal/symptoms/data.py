@@ -139,6 +139,11 @@ def half_loss_overflow_ops(origin: Event) -> list[str]:
     return sorted(OVERFLOW_OPS & set(origin.birth.loss_half_ops or ()))
 
 
+#: A layer output within this factor of the half dtype's largest value is near its limit
+#: (`LayerStat.ACT_HEADROOM`: the dtype's max over the output's max |value|).
+NEAR_LIMIT_HEADROOM = 4.0
+
+
 class HalfPrecision(Symptom):
     """Under fp16/bf16 autocast, how close layer outputs came to the dtype's largest value; an
     overflow when the first non-finite value is an inf born under float16, or when the monitor's
@@ -161,11 +166,12 @@ class HalfPrecision(Symptom):
         stop = failure_step(run)
         heads = finite(v for pts in layer_series(run, LayerStat.ACT_HEADROOM, until=stop).values()
                        for _, v in pts)
+        near = bool(heads) and min(heads) < NEAR_LIMIT_HEADROOM
         rerun = origin.birth.fp32_finite if origin is not None else None
         if fp16 and rerun is True:  # the monitor re-ran the origin in float32: finite there
             return self.hard("overflow")
         if rerun is False:  # non-finite in float32 too: not the half format's range
-            return self.hard("near_limit" if heads and min(heads) < 4.0 else "ok")
+            return self.hard("near_limit" if near else "ok")
         if origin is not None and origin.to_state == State.INF and fp16 \
                 and origin.birth.direction in (Direction.FORWARD, Direction.LOSS,
                                                Direction.BACKWARD):
@@ -178,11 +184,8 @@ class HalfPrecision(Symptom):
             # a NaN born in float16 that no float32 re-run could judge: an inf made and used
             # inside one op (a sum or exp past 65504, then inf - inf, inf / inf or 0 * inf) as
             # often as an op's own singular point: half the evidence either way
-            near = bool(heads) and min(heads) < 4.0
             return {"overflow": 0.5, "near_limit" if near else "ok": 0.5}
-        if heads and min(heads) < 4.0:
-            return self.hard("near_limit")
-        return self.hard("ok")
+        return self.hard("near_limit" if near else "ok")
 
 
 class ScalerScale(Symptom):

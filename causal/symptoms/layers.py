@@ -15,9 +15,9 @@ from causal.run_queries import (
     failure_step,
     layer_series,
     main_path_layers,
+    median_start_gain,
     nonfinite_step,
     param_layers,
-    start_gains,
     start_stds,
     state_window_end,
     trouble_events,
@@ -234,11 +234,11 @@ class WeightScale(Symptom):
     leak = MappingProxyType({"typical": 0.96, "small": 0.025, "large": 0.015})
 
     def observe(self, run: Run) -> Mapping[str, float]:
-        gains = [gain for _, gain in start_gains(run)]
-        if not gains:
+        gain = median_start_gain(run)
+        if gain is None:
             return self.unobserved()
-        return self.graded(statistics.median(gains),
-                           [(SMALL_GAIN, "typical"), (LARGE_GAIN, "large")], below="small")
+        return self.graded(gain, [(SMALL_GAIN, "typical"), (LARGE_GAIN, "large")],
+                           below="small")
 
 
 class GradDepth(Symptom):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from causal.diagnose import diagnose
 from causal.gradient_flow import start_gradients, times
 from causal.registry import Registry
-from causal.run_queries import loss_level_unreadable, loss_stall
+from causal.run_queries import first_origin, loss_level_unreadable, loss_stall, skipped_steps
 from causal.schema.run import (
     LOSS,
     ActivationKind,
@@ -422,3 +422,25 @@ def test_a_stall_no_cause_predicts_well_says_so_and_keeps_its_confidences_low():
     assert diag.to_dict()["unexplained"] == diag.unexplained
     learning = diagnose(run_of(g, [1.386 * 0.98 ** i for i in range(200)]))
     assert learning.healthy and learning.unexplained < 0.05
+
+
+def test_a_gradscaler_skip_is_no_failure_even_on_the_last_step():
+    """A GradScaler skips a step whose scaled gradients overflowed: the step's own loss is
+    finite, so the skip is the scaler doing its job wherever it falls, the run's last recorded
+    step included (a run read while it trains). A skip whose loss itself is non-finite is one
+    only when a finite loss follows."""
+    g = stack("ReLU", 3)
+
+    def skip_at(step: int, loss: list[float]) -> Run:
+        origin = Event(step, "0", EventKind.NONFINITE_ORIGIN, State.FINITE, State.INF, 1.0,
+                       {"direction": "backward", "scaler_skipped": True})
+        return run_of(g, loss, events=(origin,))
+
+    learning = [2.0 * 0.98 ** i for i in range(80)]
+    for step in (40, 79):  # in the middle, and on the last step
+        run = skip_at(step, learning)
+        assert skipped_steps(run) == {step} and first_origin(run) is None
+        assert diagnose(run, parameters=None).healthy
+    broken = [*learning[:79], math.inf]  # the loss itself overflowed, and nothing came after
+    assert skipped_steps(skip_at(79, broken)) == set()
+    assert first_origin(skip_at(79, broken)) is not None
