@@ -1,10 +1,10 @@
 """The README's three-line loop on a GPU: bundled scenarios trained on CUDA and diagnosed, next
 to the same scenario trained on the CPU, as the suite runs it.
 
-On the GPU each scenario's model and batches are moved to the device, the forward and loss run
-under `torch.autocast("cuda")` when the scenario sets `amp_dtype`, and a CUDA `GradScaler` with
-the scenario scaler's state takes its place; the loop is otherwise the suite's
-(`neuraldbg.suite.scenario.train`, `record_loss(loss)` only). A scenario whose code makes CPU
+On the GPU each scenario runs through the suite's own loop (`neuraldbg.suite.scenario.train`
+with `device`, `record_loss(loss)` only): its model and batches moved to the device, the forward
+and loss under `torch.autocast("cuda")` when the scenario sets `amp_dtype`, and a CUDA
+`GradScaler` with the scenario scaler's state in place of its own. A scenario whose code makes CPU
 tensors of its own (a mask, a constant) cannot move and is reported as such, not scored.
 The CPU side runs in worker processes while the GPU trains.
 
@@ -37,18 +37,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SUITES = ("datasets/train", "datasets/validation")
 
 
-def _to(obj: Any, device: torch.device) -> Any:
-    if isinstance(obj, torch.Tensor):
-        return obj.to(device)
-    if isinstance(obj, tuple):
-        return tuple(_to(o, device) for o in obj)
-    if isinstance(obj, list):
-        return [_to(o, device) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _to(v, device) for k, v in obj.items()}
-    return obj
-
-
 def _answer(run: Any) -> dict[str, Any]:
     from causal.diagnose import diagnose, is_healthy
 
@@ -57,51 +45,6 @@ def _answer(run: Any) -> dict[str, Any]:
         return {"cause": "healthy", "confidence": None, "layer": None}
     top = hyps[0]
     return {"cause": top.cause, "confidence": round(top.confidence, 3), "layer": top.layer}
-
-
-def train_on(spec: dict[str, Any], path: Path, device: torch.device) -> tuple[list[float], Any]:
-    """The suite's loop (`neuraldbg.suite.scenario.train`, README instrument) on `device`:
-    the losses and the run recorded."""
-    from neuraldbg.monitor import NeuralDbg
-
-    model, opt, loss_fn = spec["model"], spec["optimizer"], spec["loss_fn"]
-    model.to(device)  # parameters move in place: the optimizer keeps them
-    for state in opt.state.values():
-        for k, v in list(state.items()):
-            if isinstance(v, torch.Tensor):
-                state[k] = v.to(device)
-    batches = _to(spec["batches"], device)
-    steps = int(spec.get("steps") or len(batches))
-    amp, scaler = spec.get("amp_dtype"), spec.get("scaler")
-    if scaler is not None:
-        moved = torch.amp.GradScaler(device.type, enabled=scaler.is_enabled())
-        if scaler.is_enabled():
-            moved.load_state_dict(scaler.state_dict())
-        scaler = moved
-    losses: list[float] = []
-    dbg = NeuralDbg(model, path=path, scaler=scaler, on_nonfinite="record", scene_max_mb=0)
-    with dbg:
-        for step in range(steps):
-            x, y = batches[step % len(batches)]
-            opt.zero_grad()
-            with torch.autocast(device.type, dtype=amp, enabled=amp is not None):
-                out = model(*x) if isinstance(x, tuple) else model(x)
-                loss = loss_fn(out, y)
-            if scaler is not None:
-                scaler.scale(loss).backward()
-            else:
-                loss.backward()
-            dbg.record_loss(loss)
-            if scaler is not None:
-                scaler.step(opt)
-                scaler.update()
-            else:
-                opt.step()
-            losses.append(float(loss.detach()))
-            if not math.isfinite(losses[-1]) and len(losses) > 3 and not all(
-                    math.isfinite(v) for v in losses[-3:]):
-                break
-    return losses, dbg.run
 
 
 def cpu_task(path: str, seed: int, tmp: str) -> dict[str, Any]:
@@ -119,12 +62,13 @@ def cpu_task(path: str, seed: int, tmp: str) -> dict[str, Any]:
 
 
 def gpu_task(path: str, seed: int, tmp: str, device: torch.device) -> dict[str, Any]:
-    from neuraldbg.suite.scenario import load_scenario
+    from neuraldbg.suite.scenario import load_scenario, train
 
     t0 = time.perf_counter()
     sc = load_scenario(path)
     try:
-        losses, run = train_on(sc.build(seed), Path(tmp) / f"{sc.name}-{seed}-gpu.ndbg", device)
+        losses, run = train(sc.build(seed), Path(tmp) / f"{sc.name}-{seed}-gpu.ndbg",
+                            device=device)
     except Exception as e:  # a scenario's own error is a row, not a crash
         text = str(e)
         if "device" in text or "(torch.cuda." in text:  # a tensor of its own left on the CPU

@@ -103,15 +103,55 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def _moved(obj: Any, device: torch.device) -> Any:
+    """`obj` with every tensor in it (nested tuples, lists, dicts) on `device`."""
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, tuple):
+        return tuple(_moved(o, device) for o in obj)
+    if isinstance(obj, list):
+        return [_moved(o, device) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _moved(v, device) for k, v in obj.items()}
+    return obj
+
+
+def on_device(spec: dict[str, Any], device: str | torch.device) -> dict[str, Any]:
+    """A scenario's run moved to `device`: the model (its parameters move in place, so the
+    optimizer keeps them) and any optimizer state, the batches, and a GradScaler for that
+    device with the scenario scaler's state. Code of the scenario's own that makes tensors (a
+    mask, a constant in its loss) stays where it makes them."""
+    device = torch.device(device)
+    spec = dict(spec)
+    spec["model"].to(device)
+    for state in spec["optimizer"].state.values():
+        for k, v in list(state.items()):
+            if isinstance(v, torch.Tensor):
+                state[k] = v.to(device)
+    spec["batches"] = _moved(spec["batches"], device)
+    scaler = spec.get("scaler")
+    if scaler is not None:
+        moved = torch.amp.GradScaler(device.type, enabled=scaler.is_enabled())
+        if scaler.is_enabled():
+            moved.load_state_dict(scaler.state_dict())
+        spec["scaler"] = moved
+    return spec
+
+
 def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = None,
-          instrument: str = "readme") -> tuple[list[float], Run | None]:
+          instrument: str = "readme", device: str | torch.device = "cpu"
+          ) -> tuple[list[float], Run | None]:
     """The canonical loop: zero_grad, forward (model(*x) for tuples), loss (under autocast when
     amp_dtype is set), backward and step (through the scaler when given). Returns the losses
     and, with `monitor_path`, the run recorded by NeuralDbg there, attached as `instrument`
-    says (`INSTRUMENTS`)."""
+    says (`INSTRUMENTS`). On another `device` than the CPU the run is moved there first
+    (`on_device`) and autocast is that device's."""
     check_instrument(instrument)
     from neuraldbg.monitor import NeuralDbg
 
+    device = torch.device(device)
+    if device.type != "cpu":
+        spec = on_device(spec, device)
     model, opt, loss_fn = spec["model"], spec["optimizer"], spec["loss_fn"]
     batches = spec["batches"]
     steps = int(spec.get("steps") or len(batches))
@@ -126,7 +166,7 @@ def train(spec: dict[str, Any], monitor_path: str | os.PathLike[str] | None = No
         for step in range(steps):
             x, y = batches[step % len(batches)]
             opt.zero_grad()
-            with torch.autocast("cpu", dtype=amp, enabled=amp is not None):
+            with torch.autocast(device.type, dtype=amp, enabled=amp is not None):
                 out = model(*x) if isinstance(x, tuple) else model(x)
                 loss = loss_fn(out, y)
             if scaler is not None:
