@@ -38,13 +38,28 @@ DEFAULT_SUITES = ("datasets/train", "datasets/validation")
 
 
 def _answer(run: Any) -> dict[str, Any]:
+    """The diagnosis's first answer: healthy, a cause, or "unexplained" (failing, no cause
+    reaching the report threshold)."""
     from causal.diagnose import diagnose, is_healthy
 
     hyps = diagnose(run)
-    if not hyps or is_healthy(hyps):
+    if is_healthy(hyps):
         return {"cause": "healthy", "confidence": None, "layer": None}
+    if not hyps:
+        return {"cause": "unexplained", "confidence": None, "layer": None}
     top = hyps[0]
     return {"cause": top.cause, "confidence": round(top.confidence, 3), "layer": top.layer}
+
+
+def _shown(answer: dict[str, Any]) -> str:
+    """One side's answer in a row: cause, confidence, layer, "(nan)" for a non-finite loss."""
+    if "not_portable" in answer:
+        return "not portable"
+    if "error" in answer:
+        return "error"
+    conf = f" {answer['confidence']:.2f}" if answer["confidence"] is not None else ""
+    nan = " (nan)" if answer.get("nonfinite") else ""
+    return f"{answer['cause']}{conf} @{answer['layer']}{nan}"
 
 
 def cpu_task(path: str, seed: int, tmp: str) -> dict[str, Any]:
@@ -61,11 +76,11 @@ def cpu_task(path: str, seed: int, tmp: str) -> dict[str, Any]:
         return {"error": f"{type(e).__name__}: {e}"[:200]}
 
 
-def gpu_task(path: str, seed: int, tmp: str, device: torch.device) -> dict[str, Any]:
-    from neuraldbg.suite.scenario import load_scenario, train
+def gpu_task(sc: Any, seed: int, tmp: str, device: torch.device) -> dict[str, Any]:
+    """One scenario (a loaded `Scenario`) on `device`, through the suite's loop."""
+    from neuraldbg.suite.scenario import train
 
     t0 = time.perf_counter()
-    sc = load_scenario(path)
     try:
         losses, run = train(sc.build(seed), Path(tmp) / f"{sc.name}-{seed}-gpu.ndbg",
                             device=device)
@@ -122,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                       flush=True)
                 break
             sc = load_scenario(path)
-            gpu = gpu_task(path, seed, tmp, device)
+            gpu = gpu_task(sc, seed, tmp, device)
             try:
                 on_cpu = cpu[(path, seed)].result(timeout=120)
             except cf.TimeoutError:
@@ -130,17 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             row = {"scenario": sc.name, "seed": seed, "label": sc.cause, "origin": sc.origin,
                    "cpu": on_cpu, "gpu": gpu}
             rows.append(row)
-
-            def show(a: dict[str, Any]) -> str:
-                if "not_portable" in a:
-                    return "not portable"
-                if "error" in a:
-                    return "error"
-                conf = f" {a['confidence']:.2f}" if a["confidence"] is not None else ""
-                nan = " (nan)" if a.get("nonfinite") else ""
-                return f"{a['cause']}{conf} @{a['layer']}{nan}"
-            print(f"{sc.name[:60]:60s} s{seed} {sc.cause:15s} cpu: {show(on_cpu):40s} "
-                  f"gpu: {show(gpu)}", flush=True)
+            print(f"{sc.name[:60]:60s} s{seed} {sc.cause:15s} cpu: {_shown(on_cpu):40s} "
+                  f"gpu: {_shown(gpu)}", flush=True)
         for f in cpu.values():
             f.cancel()
     scored = [r for r in rows if "cause" in r["gpu"] and "cause" in r["cpu"]]
