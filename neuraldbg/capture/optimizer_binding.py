@@ -25,11 +25,14 @@ class OptimizerBinding:
     def __init__(self, params: Iterable[torch.Tensor], units: list[Unit]) -> None:
         self.param_ids = {id(p) for p in params}
         self.units = units
-        self.known: dict[int, bool] = {}  # id(optimizer) -> updates this model's parameters
+        # optimizer -> updates this model's parameters (weakly: a freed optimizer's id goes to
+        # the next one made, which may be this model's own after a restart)
+        self.known: weakref.WeakKeyDictionary[torch.optim.Optimizer, bool] = (
+            weakref.WeakKeyDictionary())
         self.ref: weakref.ReferenceType[torch.optim.Optimizer] | None = None
         self._settings_key: tuple[Any, ...] = ()
         self._settings_last: dict[str, str] = {}
-        self._groups_key: tuple[int, int] = (0, 0)
+        self._groups_key: tuple[Any, ...] = ()
         self._groups_last: dict[str, str] = {}
 
     @property
@@ -42,10 +45,10 @@ class OptimizerBinding:
 
     def bind(self, opt: torch.optim.Optimizer) -> bool:
         """Whether `opt` updates this model's parameters (then it is the one that ends steps)."""
-        bound = self.known.get(id(opt))
+        bound = self.known.get(opt)
         if bound is None:
             bound = any(id(p) in self.param_ids for g in opt.param_groups for p in g["params"])
-            self.known[id(opt)] = bound
+            self.known[opt] = bound
         if bound and (self.ref is None or self.ref() is not opt):
             self.ref = weakref.ref(opt)
         return bound
@@ -54,7 +57,7 @@ class OptimizerBinding:
         """Rarely changing settings in force now (the caller writes only what changed)."""
         opt = self.current()
         lrs = tuple([g.get("lr") for g in opt.param_groups]) if opt is not None else ()
-        key = (amp, id(opt), lrs)
+        key = (amp, _same(opt), lrs)
         if key == self._settings_key:
             return self._settings_last
         settings = {"amp_dtype": amp}
@@ -70,7 +73,7 @@ class OptimizerBinding:
         """With several param groups, which monitored modules each one updates
         (`lr_group/<i>`: their names, space-separated), so that a learning rate too high in one
         group can be traced to its modules. Computed once per optimizer (and group count)."""
-        key = (id(opt), len(opt.param_groups))
+        key = (_same(opt), len(opt.param_groups))
         if self._groups_key == key:
             return self._groups_last
         out: dict[str, str] = {}
@@ -84,3 +87,9 @@ class OptimizerBinding:
                 out[f"lr_group/{i}"] = " ".join(names)
         self._groups_key, self._groups_last = key, out
         return out
+
+
+def _same(opt: torch.optim.Optimizer | None) -> weakref.ReferenceType[Any] | None:
+    """A key equal only for the same live optimizer: weak references compare by their objects
+    while alive, by themselves once dead (an id would match the next optimizer made there)."""
+    return weakref.ref(opt) if opt is not None else None

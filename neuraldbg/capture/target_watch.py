@@ -31,6 +31,7 @@ integer labels, weights indexed from a table) is reported itself.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,31 @@ from torch.overrides import TorchFunctionMode
 from neuraldbg.capture.function_modes import call_as_user, remove
 from neuraldbg.capture.model_io import is_class_labels
 from neuraldbg.capture.tensor_stats import iter_tensors
+
+
+class TensorTable:
+    """Values kept for tensors by identity, for as long as each tensor lives. A bare `id()`
+    would not do: the loss's intermediates are freed while the watch runs, and a tensor made
+    after one of them is often given its id (a target then taken for a value of the model's
+    side, found on some runs and not on others)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[int, tuple[weakref.ref[torch.Tensor], Any]] = {}
+
+    def put(self, t: torch.Tensor, value: Any = True) -> None:
+        self._rows[id(t)] = (weakref.ref(t), value)
+
+    def get(self, t: torch.Tensor, default: Any = None) -> Any:
+        row = self._rows.get(id(t))
+        return row[1] if row is not None and row[0]() is t else default
+
+    def __contains__(self, t: object) -> bool:
+        row = self._rows.get(id(t))
+        return row is not None and row[0]() is t
+
+    def clear(self) -> None:
+        self._rows.clear()
+
 
 #: Calls looked at per step: a loss region longer than this is not a loss (an evaluation loop).
 MAX_CALLS = 256
@@ -55,15 +81,14 @@ class TargetWatch(TorchFunctionMode):
         self.found = found
         self.batch = -1  # the model output's batch size; -1: not watching
         self.calls = 0
-        self.seen: set[int] = set()
-        self.derived: set[int] = set()  # tensors computed from the model's outputs
+        self.seen = TensorTable()
+        self.derived = TensorTable()  # tensors computed from the model's outputs
         # tensors computed while watching from data alone, with the batch data behind them
-        # (ids are safe: a tensor alive before the watch never shares one with these)
-        self.sources: dict[int, tuple[torch.Tensor, ...]] = {}
+        self.sources = TensorTable()
         # the same for class labels, and every tensor made while watching (an index the loss
         # makes, `torch.arange(n)`, is no label)
-        self.label_sources: dict[int, tuple[torch.Tensor, ...]] = {}
-        self.made: set[int] = set()
+        self.label_sources = TensorTable()
+        self.made = TensorTable()
         self.on = False
 
     def begin(self, output: Any) -> None:
@@ -107,16 +132,20 @@ class TargetWatch(TorchFunctionMode):
         result = call_as_user(func, args, kwargs)
         if self.batch < 0:
             return result
-        results = [id(t) for t in iter_tensors(result)]
+        results = list(iter_tensors(result))
         if model_side:  # what this call computed comes from the model's outputs
-            self.derived.update(results)
+            for t in results:
+                self.derived.put(t)
         elif tensors:  # computed from data alone: keep the batch data behind it
             behind = self._behind(tensors)
-            self.sources.update((i, behind) for i in results)
             labels = self._labels_behind(tensors)
-            self.label_sources.update((i, labels) for i in results)
+            for t in results:
+                self.sources.put(t, behind)
+                self.label_sources.put(t, labels)
         given = {id(t) for t in tensors}  # `y.to(device)` may return `y` itself: not made
-        self.made.update(i for i in results if i not in given)
+        for t in results:
+            if id(t) not in given:
+                self.made.put(t)
         return result
 
     def _behind(self, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
@@ -124,7 +153,7 @@ class TargetWatch(TorchFunctionMode):
         computed while watching, else itself when it looks like a target."""
         out: dict[int, torch.Tensor] = {}
         for t in tensors:
-            for s in self.sources.get(id(t), (t,)):
+            for s in self.sources.get(t, (t,)):
                 if self._target_like(s):
                     out.setdefault(id(s), s)
         return tuple(out.values())
@@ -135,36 +164,36 @@ class TargetWatch(TorchFunctionMode):
         before it for itself."""
         out: dict[int, torch.Tensor] = {}
         for t in tensors:
-            for s in self.label_sources.get(id(t), () if id(t) in self.made else (t,)):
+            for s in self.label_sources.get(t, () if t in self.made else (t,)):
                 if self._label_like(s):
                     out.setdefault(id(s), s)
         return tuple(out.values())
 
     def _label_like(self, t: torch.Tensor) -> bool:
-        return is_class_labels(t) and id(t) not in self.derived and t.shape[0] == self.batch
+        return is_class_labels(t) and t not in self.derived and t.shape[0] == self.batch
 
     def _target_like(self, t: torch.Tensor) -> bool:
-        return (not t.requires_grad and id(t) not in self.derived and t.is_floating_point()
+        return (not t.requires_grad and t not in self.derived and t.is_floating_point()
                 and not isinstance(t, nn.Parameter) and t.dim() >= 1 and t.numel() > 1
                 and t.shape[0] == self.batch)
 
     def _look(self, tensors: list[torch.Tensor], report: bool) -> bool:
         """Report the call's targets (when `report`); whether it takes a value of the model's
         side. A target computed while watching is reported as the data behind it."""
-        model = [t for t in tensors if t.requires_grad or id(t) in self.derived]
+        model = [t for t in tensors if t.requires_grad or t in self.derived]
         if not model or not report:
             return bool(model)
         for t in tensors:
             if not t.is_floating_point():
                 data = self._labels_behind([t])
-            elif t.requires_grad or id(t) in self.derived:
+            elif t.requires_grad or t in self.derived:
                 continue  # the model's side
             else:  # the data behind a value computed while watching (a target the loss
                 # reshaped beside a reshaped output too), else the value when it looks like one
-                data = self.sources.get(id(t)) or ((t,) if self._target_like(t) else ())
+                data = self.sources.get(t) or ((t,) if self._target_like(t) else ())
             for s in data:
-                if id(s) not in self.seen:
-                    self.seen.add(id(s))
+                if s not in self.seen:
+                    self.seen.put(s)
                     self.found(s)
         return True
 

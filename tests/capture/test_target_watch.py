@@ -161,6 +161,30 @@ def test_the_watch_leaves_even_when_another_mode_came_on_after_it():
     assert _get_current_function_mode_stack() == [] and len(found) == 1
 
 
+def test_a_target_made_where_a_freed_value_of_the_model_s_side_was_is_still_found():
+    """The loss's intermediates are freed while the watch runs and the next tensor made often
+    takes the freed one's id: the target must not inherit what was known about it (found on
+    some runs and not on others)."""
+    from neuraldbg.capture.target_watch import TargetWatch
+
+    out = nn.Linear(4, 2)(torch.randn(BATCH, 4))
+    y = torch.randn(BATCH, 2)
+    reused = 0
+    for _ in range(50):
+        found = []
+        watch = TargetWatch(found.append)
+        watch.begin(out)
+        scaled = out * 2.0  # of the model's side
+        freed = id(scaled)
+        del scaled
+        target = y + 0.0  # computed from the data alone
+        reused += id(target) == freed
+        ((out - target) ** 2).mean()
+        watch.end()
+        assert len(found) == 1 and found[0] is y
+    assert reused  # the case arose (CPython reuses a freed object's memory at once)
+
+
 def test_weights_computed_from_a_detached_prediction_are_not_targets(run_path):
     """Advantage weights made from the model's own (detached) outputs are part of the loss,
     not data: a NaN born there is not a corrupt target."""
