@@ -1,5 +1,5 @@
 """Activations applied as functions inside a module's own code (`torch.tanh(x)`, `F.relu(x)`,
-`x.sigmoid()`): gates, hand-written cells and custom activation modules never show up as an
+`x.sigmoid()`, a ReLU written `h.clamp(min=0)`): gates, hand-written cells and custom activation modules never show up as an
 `nn.Tanh` or `nn.ReLU` module, yet saturate or die all the same.
 
 On a full-statistics step the monitor runs the forward pass under `ActivationWatch`, a
@@ -46,12 +46,33 @@ RELU_FUNCS: frozenset[Any] = frozenset({
     torch.relu, torch.Tensor.relu, torch.relu_, torch.Tensor.relu_, F.relu, F.relu_, F.relu6,
 })
 _RELU = nn.ReLU()
+#: Clamps that are a ReLU when their lower bound is 0 (`h.clamp(min=0)`, the clipped ReLU
+#: `x.clamp(0, 1)` of NNUE-style nets), on a value that carries gradients: a clamp on data or
+#: positions (an ALiBi distance, a decay mask) is no activation.
+CLAMP_FUNCS: frozenset[Any] = frozenset({
+    torch.clamp, torch.Tensor.clamp, torch.clamp_, torch.Tensor.clamp_, torch.clip,
+    torch.Tensor.clip, torch.Tensor.clip_, torch.clamp_min, torch.Tensor.clamp_min,
+    torch.clamp_min_, torch.Tensor.clamp_min_,
+})
+
+
+def _clamp_is_relu(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether this clamp call computes a (clipped) ReLU of a value with gradients."""
+    if not args or not isinstance(args[0], torch.Tensor) or not args[0].requires_grad:
+        return False
+    lo = args[1] if len(args) > 1 else kwargs.get("min")
+    hi = None if func in (torch.clamp_min, torch.Tensor.clamp_min, torch.clamp_min_,
+                          torch.Tensor.clamp_min_) else (
+        args[2] if len(args) > 2 else kwargs.get("max"))
+    number = (int, float)
+    return (isinstance(lo, number) and not isinstance(lo, bool) and lo == 0
+            and (hi is None or (isinstance(hi, number) and hi > 0)))
 
 
 def equivalent_module(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
                       ) -> nn.Module | None:
     """The activation module that computes what this call of `func` computes, else None."""
-    if func in RELU_FUNCS:
+    if func in RELU_FUNCS or (func in CLAMP_FUNCS and _clamp_is_relu(func, args, kwargs)):
         return _RELU
     if func is F.hardtanh and (len(args) > 1 or kwargs):  # its own bounds
         lo = kwargs.get("min_val", args[1] if len(args) > 1 else -1.0)

@@ -175,6 +175,49 @@ def test_relus_in_a_containers_code_belong_to_the_unit_they_follow(run_path):
     assert all(math.isnan(v) for _, v in dead.get("out", []))
 
 
+class ClampMLP(nn.Module):
+    """ReLUs written as clamps (`h.clamp(min=0)`, a clipped ReLU `clamp(0, 1)`), and a clamp
+    of values without gradients (a distance mask) that is no activation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2, self.out = nn.Linear(8, 32), nn.Linear(32, 32), nn.Linear(32, 1)
+
+    def forward(self, x):
+        mask = (torch.arange(32.0) - 16.0).clamp(min=0)  # a position mask, no gradients
+        h = self.fc1(x).clamp(min=0) + 0.0 * mask
+        return self.out(torch.clamp(self.fc2(h), 0, 1))
+
+
+def test_relus_written_as_clamps_are_relus(run_path):
+    torch.manual_seed(0)
+    model = ClampMLP()
+    with torch.no_grad():
+        model.fc2.bias.fill_(-100.0)  # every fc2 unit is off for every input: dead
+    with NeuralDbg(model, path=run_path()) as dbg:
+        _train(model, _batches(10), dbg)
+    run = dbg.run
+    for name in ("fc1", "fc2"):
+        assert _node(run, name).activation_kind == ActivationKind.RELU
+    dead = layer_series(run, LayerStat.ACT_DEAD)
+    assert [v for _, v in dead["fc2"]] and all(v == 1.0 for _, v in dead["fc2"])
+    assert all(v < 0.5 for _, v in dead["fc1"])
+
+
+def test_only_a_clamp_at_zero_of_values_with_gradients_is_a_relu():
+    from neuraldbg.capture.functional_activations import equivalent_module
+
+    w = torch.randn(4, requires_grad=True)
+    data = torch.randn(4)
+    assert isinstance(equivalent_module(torch.clamp, (w,), {"min": 0}), nn.ReLU)
+    assert isinstance(equivalent_module(torch.Tensor.clamp_min, (w, 0.0), {}), nn.ReLU)
+    assert isinstance(equivalent_module(torch.clip, (w, 0, 6.0), {}), nn.ReLU)
+    assert equivalent_module(torch.clamp, (data,), {"min": 0}) is None  # data, no gradients
+    assert equivalent_module(torch.clamp, (w,), {"min": -1.0, "max": 1.0}) is None
+    assert equivalent_module(torch.clamp, (w,), {"min": 0, "max": 0}) is None
+    assert equivalent_module(torch.clamp, (w,), {"max": 0}) is None
+
+
 def test_activation_modules_are_not_counted_twice(run_path):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
