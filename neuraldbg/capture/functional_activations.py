@@ -1,6 +1,7 @@
 """Activations applied as functions inside a module's own code (`torch.tanh(x)`, `F.relu(x)`,
-`x.sigmoid()`, a ReLU written `h.clamp(min=0)`): gates, hand-written cells and custom activation modules never show up as an
-`nn.Tanh` or `nn.ReLU` module, yet saturate or die all the same.
+`x.sigmoid()`, a ReLU written `h.clamp(min=0)`): gates, hand-written cells and custom
+activation modules never show up as an `nn.Tanh` or `nn.ReLU` module, yet saturate or die all
+the same.
 
 On a full-statistics step the monitor runs the forward pass under `ActivationWatch`, a
 `TorchFunctionMode` that sees every torch function call. Each call to a saturating or ReLU-family
