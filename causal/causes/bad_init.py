@@ -22,6 +22,7 @@ from causal.run_queries import (
     layer_label,
     median_start_gain,
     param_layers,
+    start_gains,
     start_stds,
     zero_init_layers,
 )
@@ -89,7 +90,7 @@ class BadInit(CauseNode):
             # without the input's scale the first layer cannot be judged: growth that starts
             # between the first two layers is taken to start at the first
             origin = scaled[0]
-        return Localization(origin, first, ())
+        return Localization(_first_alike(run, origin), first, ())
 
     def describe(self, run: Run, loc: Localization) -> str:
         zero, weighted = zero_init_layers(run)
@@ -125,6 +126,21 @@ class BadInit(CauseNode):
                     "projection of a residual branch, LoRA's B), never a whole path"]
         return [f"re-initialise the weights with torch.nn.init.{init}",
                 "or add normalisation (LayerNorm/BatchNorm) between layers"]
+
+
+def _first_alike(run: Run, layer: str) -> str:
+    """The first layer (forward order) whose weights started as far off, the same way, as
+    `layer`'s, when `layer`'s are off: an init applied to every layer of a kind (a loop over
+    the modules, a copied recipe) starts where it is first applied, though the scale may
+    move most further on (a narrow first layer's fan-in hides its gain's effect). `layer`
+    itself when its weights started in the ordinary range or at exactly zero."""
+    gains = start_gains(run)
+    own = dict(gains).get(layer)
+    if own is None or own == 0.0 or SMALL_GAIN <= own <= LARGE_GAIN:
+        return layer
+    large = own > LARGE_GAIN
+    return next((name for name, gain in gains
+                 if (gain > LARGE_GAIN if large else 0.0 < gain < SMALL_GAIN)), layer)
 
 
 def _steepest_stretch(steps: list[tuple[str, float]]) -> str | None:

@@ -938,6 +938,33 @@ def test_an_init_that_zeroes_most_layers_is_put_at_the_first_of_them():
     assert cause.localize(one_head).layer == cause.localize(base).layer
 
 
+def test_a_bad_init_starts_at_the_first_layer_initialised_the_same_wrong_way():
+    """An init loop that draws every Linear from N(0, 1) starts at the first of them, though
+    a narrow first layer barely moves the scale and the growth shows from the second on; a
+    first layer whose weights started in the ordinary range is not the start, and a layer
+    far off the other way (a zeroed head, a tiny gate) is not taken for the same init."""
+    from dataclasses import replace
+
+    from causal.causes.bad_init import BadInit
+
+    base = run_bad_init()
+    g0 = base.dag
+
+    def run_with(gains: dict[str, float]) -> Run:
+        g = LayerGraph("fx", tuple(replace(n, weight_gain=gains.get(n.name, 0.58))
+                                   if n.param_count else n for n in g0.nodes), g0.edges)
+        start = std_window(g, [1.5, 15.0, 150.0, 1.5e3, 1.5e4])  # input std 1: 0 barely grows
+        return Run(base.meta, g, base.events, base.series, base.settings, (start,))
+
+    cause = BadInit()
+    all_large = {name: 8.0 for name in ("0", "2", "4", "6", "8")}
+    assert cause.localize(run_with(all_large)).layer == "0"
+    first_ordinary = {**all_large, "0": 0.58}
+    assert cause.localize(run_with(first_ordinary)).layer == "2"
+    first_tiny = {**all_large, "0": 0.01}
+    assert cause.localize(run_with(first_tiny)).layer == "2"
+
+
 def test_weight_scale_reads_the_median_layer_gain_at_the_start():
     """`weight_scale` reads the weights' rms x sqrt(fan_in) when the monitor started, on the
     median layer: PyTorch's default (0.58) and Kaiming (1.4) are typical, a stack at a tenth of
