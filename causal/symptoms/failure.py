@@ -399,6 +399,9 @@ def gradient_growing(run: Run, step: int) -> bool:
 LEARNED_AT, STALLED_AT = 0.8, 0.9
 #: The steps whose median loss says where the loss stood after its first few updates.
 EARLY_STEPS = (3, 8)
+#: A loss that starts negative learned when its last tenth fell by this share of its start's
+#: magnitude or more, and stalled when it did not fall at all.
+NEGATIVE_LEARNED_FALL = 0.02
 
 
 class Outcome(Symptom):
@@ -406,9 +409,12 @@ class Outcome(Symptom):
     (`LEARNED_AT`, `STALLED_AT`: the last tenth against the first steps, or against the
     untrained model's loss when the first updates threw it up, and against where the loss
     stood after its first few updates, `EARLY_STEPS`); unobserved when the loss
-    cannot say (fewer than STALL_MIN_STEPS steps, a loss that goes negative or has no level).
-    A run that learned with every value finite is what a healthy run looks like to the person
-    who trained it."""
+    cannot say (fewer than STALL_MIN_STEPS steps, a loss that keeps changing sign and so has
+    no level). A loss that goes negative (a likelihood, a summed objective to maximise) is
+    read from its medians alone: from a positive start, tail / head as usual; from a negative
+    one, which has no scale, any fall of NEGATIVE_LEARNED_FALL of its magnitude or more is
+    learning and no fall at all a stall. A run that learned with every value finite is what
+    a healthy run looks like to the person who trained it."""
 
     name = "outcome"
     states = ("learned", "stalled", "nonfinite")
@@ -419,9 +425,21 @@ class Outcome(Symptom):
         vals = [v for _, v in losses(run)]
         if any(not math.isfinite(v) for v in vals):
             return self.hard("nonfinite")
-        if len(vals) < STALL_MIN_STEPS or min(vals, default=0.0) < 0 \
-                or loss_level_unreadable(run):
+        if len(vals) < STALL_MIN_STEPS or loss_level_unreadable(run):
             return self.unobserved()
+        if min(vals) < 0:
+            head = statistics.median(vals[:HEAD_STEPS])
+            if head == 0.0:
+                return self.unobserved()
+            tail = statistics.median(loss_tail(vals))
+            if head > 0.0:  # it went negative on the way, or one batch's loss did
+                return self._judged(tail / head)
+            # a negative start has no scale: its magnitude is an offset (a likelihood's
+            # constants), so any fall beyond NEGATIVE_LEARNED_FALL of it is learning, as the
+            # scenario contract's stall test counts any fall below a start at or under zero
+            fall = (head - tail) / abs(head)
+            return self._judged(1.0 - fall, learned_at=1.0 - NEGATIVE_LEARNED_FALL,
+                                stalled_at=1.0)
         head = statistics.median(vals[:HEAD_STEPS])
         if _overshot(vals):
             # the first updates threw the loss up: what the run learned is measured from the
@@ -434,6 +452,12 @@ class Outcome(Symptom):
         # an output bias found the targets' mean, then sat there (the scenario contract's
         # stall test compares against the lowest of the first five losses)
         early = statistics.median(vals[EARLY_STEPS[0]:EARLY_STEPS[1]])
-        ratio = max(tail / head, tail / early if early > 0 else 0.0)
-        stalled = min(1.0, max(0.0, (ratio - LEARNED_AT) / (STALLED_AT - LEARNED_AT)))
+        return self._judged(max(tail / head, tail / early if early > 0 else 0.0))
+
+    @staticmethod
+    def _judged(ratio: float, learned_at: float = LEARNED_AT,
+                stalled_at: float = STALLED_AT) -> Mapping[str, float]:
+        """Learned at a last tenth of at most `learned_at` x the first steps' loss, stalled
+        from `stalled_at` up, shared in between."""
+        stalled = min(1.0, max(0.0, (ratio - learned_at) / (stalled_at - learned_at)))
         return {"learned": 1.0 - stalled, "stalled": stalled, "nonfinite": 0.0}

@@ -186,6 +186,42 @@ def test_a_loss_thrown_up_by_the_first_updates_learned_only_below_the_untrained_
 
 
 @settings(max_examples=40, deadline=None)
+@given(start=st.floats(min_value=-5e3, max_value=-0.5),
+       fall=st.floats(min_value=-0.2, max_value=2.0))
+def test_a_loss_that_starts_negative_learned_when_it_fell_at_all(start, fall):
+    """A likelihood or a summed objective to maximise starts negative: its magnitude is an
+    offset, no scale, so a fall by `fall` x |start| of a few percent is learning (a Student-t
+    NLL from -3.1 to -3.4), and none at all a stall, as the scenario contract's own test reads
+    a start at or below zero. A loss that keeps changing sign (a policy gradient's) stays
+    unread."""
+    from causal.symptoms.failure import NEGATIVE_LEARNED_FALL, Outcome
+
+    end = start - fall * abs(start)
+    noise = random.Random(3)
+    loss = [start + (end - start) * min(i / 60, 1.0) + 1e-5 * abs(start) * noise.random()
+            for i in range(100)]
+    seen = Outcome().evidence(run_of(stack("ReLU", 3), loss))
+    if fall <= -0.001:
+        assert seen["stalled"] == 1.0
+    elif fall >= 1.01 * NEGATIVE_LEARNED_FALL:
+        assert seen["learned"] == 1.0
+    flipping = [(-1.0) ** i * (1.0 + 0.01 * i) for i in range(100)]
+    assert Outcome().evidence(run_of(stack("ReLU", 3), flipping)) == Outcome().unobserved()
+
+
+def test_a_loss_that_went_negative_from_a_positive_start_is_read_against_it():
+    """From a positive start a loss that crossed zero learned (a Gaussian NLL); one whose last
+    tenth sits near its start stalled, though one batch's loss dipped far below zero."""
+    from causal.symptoms.failure import Outcome
+
+    g = stack("ReLU", 3)
+    crossed = [2.0 - 0.04 * i for i in range(100)]  # 2.0 -> -1.96
+    assert Outcome().evidence(run_of(g, crossed))["learned"] == 1.0
+    dipped = [1.5] * 40 + [-600.0] + [1.45] * 59
+    assert Outcome().evidence(run_of(g, dipped))["stalled"] == 1.0
+
+
+@settings(max_examples=40, deadline=None)
 @given(peak=st.floats(min_value=5.0, max_value=1e8), end=st.floats(min_value=0.9, max_value=40.0))
 def test_a_loss_that_came_back_from_a_blow_up_did_not_diverge(peak, end):
     """Far too large first steps throw the loss `peak` times up on step 1 (a divergence
