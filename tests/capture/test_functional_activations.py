@@ -158,23 +158,6 @@ def test_a_hand_written_cell_within_its_functions_range_is_saturating(run_path):
     assert sat and max(sat) > 0.5
 
 
-def test_relus_in_a_containers_code_belong_to_the_unit_they_follow(run_path):
-    torch.manual_seed(0)
-    model = FunctionalMLP()
-    with torch.no_grad():
-        model.fc2.bias.fill_(-100.0)  # every fc2 unit is off for every input: dead
-    with NeuralDbg(model, path=run_path()) as dbg:
-        _train(model, _batches(10), dbg)
-    run = dbg.run
-    for name in ("fc1", "fc2"):
-        assert _node(run, name).activation_kind == ActivationKind.RELU
-    assert _node(run, "out").activation_kind == ActivationKind.OTHER
-    dead = layer_series(run, LayerStat.ACT_DEAD)
-    assert [v for _, v in dead["fc2"]] and all(v == 1.0 for _, v in dead["fc2"])
-    assert all(v < 0.5 for _, v in dead["fc1"])
-    assert all(math.isnan(v) for _, v in dead.get("out", []))
-
-
 class ClampMLP(nn.Module):
     """ReLUs written as clamps (`h.clamp(min=0)`, a clipped ReLU `clamp(0, 1)`), and a clamp
     of values without gradients (a distance mask) that is no activation."""
@@ -189,9 +172,11 @@ class ClampMLP(nn.Module):
         return self.out(torch.clamp(self.fc2(h), 0, 1))
 
 
-def test_relus_written_as_clamps_are_relus(run_path):
+@pytest.mark.parametrize("net", ["FunctionalMLP", "ClampMLP"])
+def test_relus_in_a_containers_code_belong_to_the_unit_they_follow(run_path, net):
+    """F.relu, torch.relu, and ReLUs written as clamps alike."""
     torch.manual_seed(0)
-    model = ClampMLP()
+    model = globals()[net]()
     with torch.no_grad():
         model.fc2.bias.fill_(-100.0)  # every fc2 unit is off for every input: dead
     with NeuralDbg(model, path=run_path()) as dbg:
@@ -199,9 +184,11 @@ def test_relus_written_as_clamps_are_relus(run_path):
     run = dbg.run
     for name in ("fc1", "fc2"):
         assert _node(run, name).activation_kind == ActivationKind.RELU
+    assert _node(run, "out").activation_kind == ActivationKind.OTHER
     dead = layer_series(run, LayerStat.ACT_DEAD)
     assert [v for _, v in dead["fc2"]] and all(v == 1.0 for _, v in dead["fc2"])
     assert all(v < 0.5 for _, v in dead["fc1"])
+    assert all(math.isnan(v) for _, v in dead.get("out", []))
 
 
 def test_only_a_clamp_at_zero_of_values_with_gradients_is_a_relu():
