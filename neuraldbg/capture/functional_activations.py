@@ -50,11 +50,13 @@ _RELU = nn.ReLU()
 #: Clamps that are a ReLU when their lower bound is 0 (`h.clamp(min=0)`, the clipped ReLU
 #: `x.clamp(0, 1)` of NNUE-style nets), on a value that carries gradients: a clamp on data or
 #: positions (an ALiBi distance, a decay mask) is no activation.
-CLAMP_FUNCS: frozenset[Any] = frozenset({
-    torch.clamp, torch.Tensor.clamp, torch.clamp_, torch.Tensor.clamp_, torch.clip,
-    torch.Tensor.clip, torch.Tensor.clip_, torch.clamp_min, torch.Tensor.clamp_min,
-    torch.clamp_min_, torch.Tensor.clamp_min_,
+CLAMP_MIN_FUNCS: frozenset[Any] = frozenset({  # a lower bound only
+    torch.clamp_min, torch.Tensor.clamp_min, torch.clamp_min_, torch.Tensor.clamp_min_,
 })
+CLAMP_FUNCS: frozenset[Any] = CLAMP_MIN_FUNCS | {
+    torch.clamp, torch.Tensor.clamp, torch.clamp_, torch.Tensor.clamp_, torch.clip,
+    torch.Tensor.clip, torch.Tensor.clip_,
+}
 
 
 def _clamp_is_relu(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -62,12 +64,15 @@ def _clamp_is_relu(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     if not args or not isinstance(args[0], torch.Tensor) or not args[0].requires_grad:
         return False
     lo = args[1] if len(args) > 1 else kwargs.get("min")
-    hi = None if func in (torch.clamp_min, torch.Tensor.clamp_min, torch.clamp_min_,
-                          torch.Tensor.clamp_min_) else (
-        args[2] if len(args) > 2 else kwargs.get("max"))
-    number = (int, float)
-    return (isinstance(lo, number) and not isinstance(lo, bool) and lo == 0
-            and (hi is None or (isinstance(hi, number) and hi > 0)))
+    hi = None
+    if func not in CLAMP_MIN_FUNCS:
+        hi = args[2] if len(args) > 2 else kwargs.get("max")
+    return (_is_number(lo) and lo == 0
+            and (hi is None or (_is_number(hi) and hi > 0)))
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def equivalent_module(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]

@@ -83,11 +83,11 @@ class TargetWatch(TorchFunctionMode):
         self.calls = 0
         self.seen = TensorTable()
         self.derived = TensorTable()  # tensors computed from the model's outputs
-        # tensors computed while watching from data alone, with the batch data behind them
-        self.sources = TensorTable()
-        # the same for class labels, and every tensor made while watching (an index the loss
-        # makes, `torch.arange(n)`, is no label)
-        self.label_sources = TensorTable()
+        # tensors computed while watching from data alone: (the batch data, the batch's class
+        # labels) behind each
+        self.behind = TensorTable()
+        # every tensor made while watching (an index the loss makes, `torch.arange(n)`, is no
+        # label)
         self.made = TensorTable()
         self.on = False
 
@@ -112,8 +112,7 @@ class TargetWatch(TorchFunctionMode):
     def _forget(self) -> None:
         self.seen.clear()
         self.derived.clear()
-        self.sources.clear()
-        self.label_sources.clear()
+        self.behind.clear()
         self.made.clear()
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
@@ -137,11 +136,9 @@ class TargetWatch(TorchFunctionMode):
             for t in results:
                 self.derived.put(t)
         elif tensors:  # computed from data alone: keep the batch data behind it
-            behind = self._behind(tensors)
-            labels = self._labels_behind(tensors)
+            row = (self._behind(tensors), self._labels_behind(tensors))
             for t in results:
-                self.sources.put(t, behind)
-                self.label_sources.put(t, labels)
+                self.behind.put(t, row)
         given = {id(t) for t in tensors}  # `y.to(device)` may return `y` itself: not made
         for t in results:
             if id(t) not in given:
@@ -153,7 +150,8 @@ class TargetWatch(TorchFunctionMode):
         computed while watching, else itself when it looks like a target."""
         out: dict[int, torch.Tensor] = {}
         for t in tensors:
-            for s in self.sources.get(t, (t,)):
+            data = self._data_behind(t)
+            for s in data if data is not None else (t,):
                 if self._target_like(s):
                     out.setdefault(id(s), s)
         return tuple(out.values())
@@ -164,10 +162,17 @@ class TargetWatch(TorchFunctionMode):
         before it for itself."""
         out: dict[int, torch.Tensor] = {}
         for t in tensors:
-            for s in self.label_sources.get(t, () if t in self.made else (t,)):
+            row = self.behind.get(t)
+            labels = row[1] if row is not None else (() if t in self.made else (t,))
+            for s in labels:
                 if self._label_like(s):
                     out.setdefault(id(s), s)
         return tuple(out.values())
+
+    def _data_behind(self, t: torch.Tensor) -> tuple[torch.Tensor, ...] | None:
+        """The batch data `t` was computed from while watching; None when it was not."""
+        row = self.behind.get(t)
+        return row[0] if row is not None else None
 
     def _label_like(self, t: torch.Tensor) -> bool:
         return is_class_labels(t) and t not in self.derived and t.shape[0] == self.batch
@@ -190,7 +195,7 @@ class TargetWatch(TorchFunctionMode):
                 continue  # the model's side
             else:  # the data behind a value computed while watching (a target the loss
                 # reshaped beside a reshaped output too), else the value when it looks like one
-                data = self.sources.get(t) or ((t,) if self._target_like(t) else ())
+                data = self._data_behind(t) or ((t,) if self._target_like(t) else ())
             for s in data:
                 if s not in self.seen:
                     self.seen.put(s)
