@@ -39,12 +39,22 @@ class Factors:
                                                    for c in self.causes)))
             for name, (parents, table) in cpds.items()}
 
-    def posteriors(self, evidence: Mapping[str, Sequence[float]]) -> dict[str, float]:
-        """P(cause present | evidence) for every cause; `evidence`: symptom -> the probability
-        of each of its states, in the table's order (only symptoms with a table)."""
+    def _joint(self, evidence: Mapping[str, Sequence[float]]) -> np.ndarray:
+        """The unnormalised joint of the causes and `evidence`: an axis per cause."""
         joint = self._joint_prior
         for name, dist in evidence.items():
             joint = joint * np.tensordot(np.asarray(dist, dtype=float), self._tables[name], 1)
+        return joint
+
+    def none_posterior(self, evidence: Mapping[str, Sequence[float]]) -> float:
+        """P(every cause absent | evidence); `evidence` as in `posteriors`."""
+        joint = self._joint(evidence)
+        return float(joint.flat[0] / joint.sum())  # index (0, ..., 0): every cause absent
+
+    def posteriors(self, evidence: Mapping[str, Sequence[float]]) -> dict[str, float]:
+        """P(cause present | evidence) for every cause; `evidence`: symptom -> the probability
+        of each of its states, in the table's order (only symptoms with a table)."""
+        joint = self._joint(evidence)
         axes = tuple(range(len(self.causes)))
         out = {}
         for i, cause in enumerate(self.causes):

@@ -173,9 +173,40 @@ class CausalNetwork:
         """
         if self._factors is None:
             return self.posteriors_pgmpy(evidence)
-        return self._factors.posteriors(
-            {name: [dist[s] for s in self.symptoms[name].states]
-             for name, dist in self._checked(evidence).items()})
+        return self._factors.posteriors(self._vectors(evidence))
+
+    def _vectors(self, evidence: Mapping[str, Mapping[str, float]]) -> dict[str, list[float]]:
+        """Validated evidence as the compiled tables take it: each in-network symptom's
+        probabilities in its states' order."""
+        return {name: [dist[s] for s in self.symptoms[name].states]
+                for name, dist in self._checked(evidence).items()}
+
+    def failing(self, evidence: Mapping[str, Mapping[str, float]]) -> float:
+        """P(at least one cause present | evidence): that something is wrong with the run.
+
+        Not the largest marginal: evidence that something is wrong but fits three causes
+        alike (a loss that stalled, with the layers' signals split between saturation, dead
+        ReLUs and a bad init) leaves each cause's marginal near a third, while the chance
+        that one of them is present is near 1. Exact, by numpy on the compiled CPDs (by pgmpy
+        above `MAX_CAUSES` causes: `failing_pgmpy`)."""
+        if self._factors is None:
+            return self.failing_pgmpy(evidence)
+        return 1.0 - self._factors.none_posterior(self._vectors(evidence))
+
+    def failing_pgmpy(self, evidence: Mapping[str, Mapping[str, float]]) -> float:
+        """`failing` by pgmpy's `VariableElimination`: P(every cause absent | evidence) by the
+        chain rule, one query per cause given the ones before it absent."""
+        virtual = self._virtual_evidence(evidence)
+        none, given = 1.0, {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            for cause in self.causes:
+                engine = copy.copy(self._engine) if virtual else self._engine
+                result = engine.query([cause], evidence=dict(given) or None,
+                                      virtual_evidence=virtual or None, show_progress=False)
+                none *= float(result.get_value(**{cause: "absent"}))
+                given[cause] = "absent"
+        return 1.0 - none
 
     @functools.cached_property
     def _engine(self) -> Any:

@@ -288,7 +288,7 @@ _Sums = dict[str, dict[str, dict[str, float]]]
 #: A run as the share temperature is chosen on it: the observation, its uncalibrated marginals,
 #: its causes' single-fault log-odds and the loss symptoms' distributions with no cause.
 _Judged = tuple[Observation, Mapping[str, float], Mapping[str, float],
-                Mapping[str, Mapping[str, float]]]
+                Mapping[str, Mapping[str, float]], float]
 
 
 def _sums(observations: Iterable[Observation], states: Mapping[str, Sequence[str]]
@@ -331,8 +331,20 @@ def _tables(summed: tuple[_Sums, dict[str, int]], registry: Registry, ess: float
         likelihoods[name] = {s: column(cause.likelihoods[s], name, s) for s in cause.likelihoods}
         if healthy:
             for s in cause.likelihoods:
-                leaks[s] = column(leaks_hand[s], HEALTHY, s)
+                leaks[s] = floored(column(leaks_hand[s], HEALTHY, s),
+                                   symptoms[s].fitted_leak_floor)
     return likelihoods, leaks
+
+
+def floored(dist: Mapping[str, float], floor: Mapping[str, float]) -> dict[str, float]:
+    """`dist` with each state of `floor` raised to at least its floor, the other states
+    scaled down to make room (`Symptom.fitted_leak_floor`)."""
+    raised = {st: max(p, floor[st]) for st, p in dist.items() if st in floor}
+    if all(raised[st] == dist[st] for st in raised):
+        return dict(dist)
+    rest = math.fsum(p for st, p in dist.items() if st not in floor)
+    room = 1.0 - math.fsum(raised.values())
+    return {st: raised[st] if st in raised else p * room / rest for st, p in dist.items()}
 
 
 #: EM rounds at most, and the change in a column under which it has converged.
@@ -467,8 +479,8 @@ def fit_tables_pgmpy(observations: Sequence[Observation], registry: Registry,
             col = {st: float(cpd.get_value(**{s: st, name: "present"})) for st in states[s]}
             fitted[s] = col
             if healthy:
-                leaks[s] = {st: float(cpd.get_value(**{s: st, name: "absent"}))
-                            for st in states[s]}
+                leaks[s] = floored({st: float(cpd.get_value(**{s: st, name: "absent"}))
+                                    for st in states[s]}, symptoms[s].fitted_leak_floor)
         likelihoods[name] = fitted
     return likelihoods, leaks
 
@@ -626,9 +638,9 @@ def _verdicts(judged: Iterable[_Judged], cal: Calibration, temperature: float,
     `cal`, the root shares tempered by `temperature` (and `sharp`: `causal.verdict.judge`)."""
     from causal.verdict import judge
 
-    for ob, present, log_odds, columns in judged:
+    for ob, present, log_odds, columns, any_present in judged:
         yield ob, judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence, columns,
-                        temperature, sharp)
+                        temperature, sharp, cal(any_present))
 
 
 def _answer(v: Verdict) -> tuple[str, float]:
@@ -707,16 +719,16 @@ SHARE_TEMPERATURES = (1.0, 1.1, 1.2, 1.25, 1.3, 1.35, 1.4, 1.5, 1.75, 2.0, 2.5, 
 
 
 def _judged(observations: Sequence[Observation], registry: Registry) -> list[_Judged]:
-    """Per observation: its uncalibrated marginals, its causes' single-fault log-odds and the
-    loss symptoms' distributions with no cause (`causal.verdict.loss_columns`), under
-    `registry`."""
+    """Per observation: its uncalibrated marginals, its causes' single-fault log-odds, the
+    loss symptoms' distributions with no cause (`causal.verdict.loss_columns`) and its
+    uncalibrated P(at least one cause present), under `registry`."""
     from causal.network import get_network
     from causal.verdict import loss_columns
 
     net = get_network(registry)
     columns = loss_columns(net)
-    return [(ob, net.posteriors(ob.evidence), net.root_log_odds(ob.evidence), columns)
-            for ob in observations]
+    return [(ob, net.posteriors(ob.evidence), net.root_log_odds(ob.evidence), columns,
+             net.failing(ob.evidence)) for ob in observations]
 
 
 def select_share_temperature(judged: Sequence[_Judged], cal: Calibration,

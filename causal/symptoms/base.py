@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import ClassVar
 
 from causal.errors import NeuralDbgError, SymptomError
@@ -65,12 +66,16 @@ class Symptom:
     `leak` is the distribution of the symptom in runs where no registered cause is present
     (default: 0.9 on the first state, the rest spread evenly); it is the symptom's CPD column when
     every cause is absent, so it also sets how surprising each state is on its own.
+    `fitted_leak_floor` (state -> probability): what `neuraldbg fit` leaves at least in the
+    fitted leak, for a state that the fitted healthy runs under-represent by how they were
+    chosen.
     """
 
     name: ClassVar[str]
     states: ClassVar[tuple[str, ...]]
     description: ClassVar[str] = ""
     leak: ClassVar[Mapping[str, float] | None] = None
+    fitted_leak_floor: ClassVar[Mapping[str, float]] = MappingProxyType({})
 
     def observe(self, run: Run) -> Mapping[str, float]:
         """The distribution over `states` that `run` shows (use `hard(state)` when certain)."""
@@ -145,6 +150,12 @@ class Symptom:
         if len(set(states)) != len(states):
             raise SymptomError(f"symptom {name!r}: duplicate state names in {states!r}")
         self.leak_distribution()
+        floor = dict(self.fitted_leak_floor)
+        if (set(floor) - set(states) or len(floor) >= len(states)
+                or not all(0.0 <= p < 1.0 for p in floor.values()) or sum(floor.values()) >= 1.0):
+            raise SymptomError(
+                f"symptom {name!r}: fitted_leak_floor must map some of its states {states!r} "
+                f"(not all) to probabilities in [0, 1) that add up to less than 1; got {floor!r}")
 
     def __repr__(self) -> str:
         return f"<symptom {getattr(self, 'name', '?')} {getattr(self, 'states', ())}>"

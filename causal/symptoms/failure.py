@@ -393,9 +393,11 @@ def gradient_growing(run: Run, step: int) -> bool:
 
 
 #: `outcome`: a run learned when the median of its last tenth of losses (at least HEAD_STEPS) is
-#: at most LEARNED_AT x the median of its first HEAD_STEPS, stalled from STALLED_AT up
-#: (shared in between). Medians, not the contract's minimum and mean: one lucky or unlucky
-#: minibatch of a noisy loss does not decide it.
+#: at most LEARNED_AT x the lowest of its first HEAD_STEPS, stalled from STALLED_AT up (shared
+#: in between). The lowest start, as the scenario contract's stall test takes it: a loss that
+#: fell in its first few steps and then sat there made no progress after them. The median of
+#: the tail, not the contract's mean: one unlucky minibatch at the end of a noisy loss does
+#: not make a stall.
 LEARNED_AT, STALLED_AT = 0.8, 0.9
 #: The steps whose median loss says where the loss stood after its first few updates.
 EARLY_STEPS = (3, 8)
@@ -406,11 +408,10 @@ NEGATIVE_LEARNED_FALL = 0.02
 
 class Outcome(Symptom):
     """How the run ended: a non-finite loss, a loss that did not learn, or one that learned
-    (`LEARNED_AT`, `STALLED_AT`: the last tenth against the first steps, or against the
-    untrained model's loss when the first updates threw it up, and against where the loss
-    stood after its first few updates, `EARLY_STEPS`); unobserved when the loss
-    cannot say (fewer than STALL_MIN_STEPS steps, a loss that keeps changing sign and so has
-    no level). A loss that goes negative (a likelihood, a summed objective to maximise) is
+    (`LEARNED_AT`, `STALLED_AT`: the median of the last tenth against the lowest of the first
+    steps, and against where the loss stood after its first few updates, `EARLY_STEPS`);
+    unobserved when the loss cannot say (fewer than STALL_MIN_STEPS steps, a loss that keeps
+    changing sign and so has no level). A loss that goes negative (a likelihood, a summed objective to maximise) is
     read from its medians alone: from a positive start, tail / head as usual; from a negative
     one, which has no scale, any fall of NEGATIVE_LEARNED_FALL of its magnitude or more is
     learning and no fall at all a stall. A run that learned with every value finite is what
@@ -420,6 +421,12 @@ class Outcome(Symptom):
     states = ("learned", "stalled", "nonfinite")
     description = "how the loss ended"
     leak = MappingProxyType({"learned": 0.9, "stalled": 0.08, "nonfinite": 0.02})
+    #: The scenario contract admits no healthy run that stalls, so the fitted healthy runs
+    #: read `stalled` 0.9% of the time; healthy programs outside the suite do stall: 9 of the
+    #: 40 healthy runs of benchmarks/hf_zoo.py and real_programs.py (language models on random
+    #: tokens for 40 steps, a GAN's generator, whose loss rises as its discriminator learns).
+    #: A stall is then evidence that something is wrong, not proof of it.
+    fitted_leak_floor = MappingProxyType({"stalled": 0.05})
 
     def observe(self, run: Run) -> Mapping[str, float]:
         vals = [v for _, v in losses(run)]
@@ -440,17 +447,14 @@ class Outcome(Symptom):
             fall = (head - tail) / abs(head)
             return self._judged(1.0 - fall, learned_at=1.0 - NEGATIVE_LEARNED_FALL,
                                 stalled_at=1.0)
-        head = statistics.median(vals[:HEAD_STEPS])
-        if _overshot(vals):
-            # the first updates threw the loss up: what the run learned is measured from the
-            # untrained model's loss, not from the inflated first steps
-            head = min(head, vals[0])
+        # the lowest of the first steps: the untrained model's loss when the first updates
+        # threw it up, where the first few updates left it when it fell only while an output
+        # bias found the targets' mean and then sat there
+        head = min(vals[:HEAD_STEPS])
         tail = statistics.median(loss_tail(vals))
         if not head > 0:
             return self.unobserved()
-        # no progress after the first few steps is a stall too: a loss that fell only while
-        # an output bias found the targets' mean, then sat there (the scenario contract's
-        # stall test compares against the lowest of the first five losses)
+        # or where the loss stood a few steps later, when it went on falling a little longer
         early = statistics.median(vals[EARLY_STEPS[0]:EARLY_STEPS[1]])
         return self._judged(max(tail / head, tail / early if early > 0 else 0.0))
 

@@ -140,6 +140,33 @@ def test_posteriors_equal_brute_force_enumeration(net, case):
         assert got[name] == pytest.approx(want[name], abs=1e-9), name
 
 
+def brute_force_failing(symptoms, causes, evidence) -> float:
+    """1 - P(every cause absent | evidence), from the joint over all 2^n configurations."""
+    mentioned = {s for c in causes for s in c.likelihoods}
+    cells = {}
+    for config in itertools.product((False, True), repeat=len(causes)):
+        pairs = list(zip(causes, config, strict=True))
+        p = math.prod(c.prior if on else 1.0 - c.prior for c, on in pairs)
+        present = [c for c, on in pairs if on]
+        for sym in symptoms:
+            if sym.name in evidence and sym.name in mentioned:
+                col = cpd(sym, [c for c in present if sym.name in c.likelihoods])
+                p *= sum(col[s] * evidence[sym.name].get(s, 0.0) for s in sym.states)
+        cells[config] = p
+    return 1.0 - cells[(False,) * len(causes)] / sum(cells.values())
+
+
+@pytest.mark.parametrize("case", sorted(EVIDENCE_CASES))
+def test_failing_is_the_chance_that_some_cause_is_present(net, case):
+    """P(failing) counts every configuration with a cause present: never below the largest
+    marginal, and with no evidence 1 - prod(1 - prior)."""
+    evidence = EVIDENCE_CASES[case]
+    got = net.failing(evidence)
+    assert got == pytest.approx(brute_force_failing(SYMPTOMS, CAUSES, evidence), abs=1e-9)
+    assert got >= max(net.posteriors(evidence).values()) - 1e-12
+    assert net.failing({}) == pytest.approx(1.0 - math.prod(1.0 - c.prior for c in CAUSES))
+
+
 def test_per_cause_queries_match_the_joint_query(net, monkeypatch):
     import causal.network
 
@@ -319,6 +346,7 @@ def test_get_network_is_cached_per_registry_version():
 
 def test_empty_registry_has_no_posteriors():
     assert get_network(Registry()).posteriors({}) == {}
+    assert get_network(Registry()).failing({}) == 0.0
 
 
 # ---------------------------------------------------------------- invariants (hypothesis)

@@ -1,5 +1,6 @@
-"""numpy's posteriors (`causal.factors`, what `CausalNetwork.posteriors` answers) equal pgmpy's
-(`posteriors_pgmpy`): on every training run's evidence, on random small networks (hypothesis) and
+"""numpy's posteriors (`causal.factors`, what `CausalNetwork.posteriors` answers) and P(some cause
+present) (`CausalNetwork.failing`) equal pgmpy's (`posteriors_pgmpy`, `failing_pgmpy`): on every
+training run's evidence, on random small networks (hypothesis) and
 past `MAX_CAUSES`; and a diagnosis never imports pgmpy, pandas, scikit-learn, scipy or torch."""
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def assert_same(net: CausalNetwork, evidence) -> None:
     assert list(got) == list(want)
     for cause in want:
         assert got[cause] == pytest.approx(want[cause], abs=TOLERANCE), cause
+    # P(some cause present): numpy's none-absent cell of the joint, pgmpy's chain rule
+    assert net.failing(evidence) == pytest.approx(net.failing_pgmpy(evidence), abs=1e-9)
 
 
 # ---------------------------------------------------------------- every training run
@@ -106,6 +109,7 @@ def test_past_max_causes_pgmpy_answers(monkeypatch):
     net = CausalNetwork(reg)
     assert net.posteriors(evidence) == net.posteriors_pgmpy(evidence)
     assert net.posteriors(evidence) == pytest.approx(numpy_post, abs=TOLERANCE)
+    assert net.failing(evidence) == pytest.approx(CausalNetwork(reg).failing(evidence), abs=1e-9)
 
 
 # ---------------------------------------------------------------- a diagnosis imports no pgmpy

@@ -282,6 +282,47 @@ def test_a_loss_that_fell_only_in_its_first_steps_stalled(floor, later):
         assert seen["learned"] == 1.0 or floor > LEARNED_AT  # a small first drop: the start
 
 
+@settings(max_examples=40, deadline=None)
+@given(end=st.floats(min_value=0.3, max_value=1.0), spike=st.floats(min_value=1.0, max_value=50.0))
+def test_a_noisy_loss_that_never_got_below_its_best_first_batch_stalled(end, spike):
+    """Batches scatter by about a third around a level that moves from 1 to `end`; the first
+    five hold one lucky batch at 0.65 and their median is 1.2. Whether the run learned is
+    judged against that lowest start, as the scenario contract's stall test judges it: a
+    typical batch that fell to 0.7 never got below the best early one, so no progress was
+    made. The tail is read by its median: the last batch `spike` x higher changes nothing."""
+    from causal.symptoms.failure import LEARNED_AT, STALLED_AT, Outcome
+
+    first = [1.0, 0.65, 1.35, 1.3, 1.2]
+    cycle = (0.7, 1.3, 1.0, 0.8, 1.2)  # median 1.0
+    level = [1.0 + (end - 1.0) * min(i / 55, 1.0) for i in range(115)]
+    loss = first + [lv * cycle[i % 5] for i, lv in enumerate(level)]
+    loss[-1] *= spike
+    seen = Outcome().evidence(run_of(stack("ReLU", 3), loss))
+    if end / 0.65 >= 1.02 * STALLED_AT:
+        assert seen["stalled"] == 1.0
+    elif end / 0.65 <= 0.98 * LEARNED_AT:
+        assert seen["learned"] == 1.0
+
+
+def test_a_stall_that_fits_several_causes_alike_is_failing_though_none_is_sure():
+    """A loss that stalled on a plateau, with nothing measured inside the model: saturation,
+    dead ReLUs and a bad init all fit it, so each one's marginal stays moderate, but that one
+    of them (or a cause outside the catalogue) is at work is near certain: the run is failing,
+    with its root cause unsure, never healthy because the evidence is split."""
+    from causal.calibration.parameters import effective
+    from causal.diagnose import builtin_registry
+    from causal.network import get_network
+    from causal.verdict import verdict
+
+    eff = effective(builtin_registry(Registry()), "shipped")
+    net = get_network(eff.registry)
+    stall = {"outcome": {"stalled": 1.0}, "loss_pattern": {"plateau": 1.0}}
+    present = eff.calibrate(net.posteriors(stall))
+    judged = verdict(net, stall, eff.calibrate, eff.share_temperature, eff.sharp_temperature)
+    assert sum(p >= 0.2 for p in present.values()) >= 2  # split between causes
+    assert judged.failing >= 0.9 > 0.7 >= max(judged.root.values())
+
+
 # ---------------------------------------------------------------- causes before consequences
 
 
@@ -444,17 +485,13 @@ def test_a_stall_no_cause_predicts_well_says_so_and_keeps_its_confidences_low():
     g = stack("ReLU", 3)
     # the built-in causes, every one listed: none predicts a quiet stall well
     diag = diagnose(run_of(g, FLAT_LOSS), min_confidence=0.0)
-    # P(failing) sits near the report threshold (about 0.5 with the shipped tables): called
-    # failing, the report must say no cause is sure; called healthy, that the run stalled
-    assert diag.stalled and diag.failing is not None and 0.3 < diag.failing < 0.7
+    # that something is wrong is likely (a loss that never fell), which cause is not: the
+    # run is failing, and the report says that no cause is sure
+    assert diag.stalled and diag.failing is not None and diag.failing > 0.5
     assert diag.unexplained > 0.01  # the alternative outside the catalogue takes its part
     assert all(h.confidence < 0.5 for h in diag)  # no catalogued cause claimed with confidence
     assert math.isclose(diag.unexplained + sum(h.confidence for h in diag), diag.failing)
-    text = diag.format()
-    if diag.healthy:
-        assert text.startswith("Stalled, cause unclear: the loss ended at 10")
-    else:
-        assert text.startswith(f"Failing ({diag.failing:.2f}), root cause unsure")
+    assert diag.format().startswith(f"Failing ({diag.failing:.2f}), root cause unsure")
     assert diag.to_dict()["unexplained"] == diag.unexplained
     learning = diagnose(run_of(g, [1.386 * 0.98 ** i for i in range(200)]))
     assert learning.healthy and learning.unexplained < 0.05

@@ -510,9 +510,9 @@ def test_select_ess_prefers_the_value_that_predicts_a_left_out_family(reg):
 # ---------------------------------------------------------------- the root-share temperature
 
 
-def _judged(cause: str, shares: dict[str, float]) -> tuple[Observation, dict, dict, dict]:
+def _judged(cause: str, shares: dict[str, float]) -> tuple[Observation, dict, dict, dict, float]:
     ob_ = Observation("f", "f", 0, cause, {})
-    return ob_, {c: 0.99 for c in shares}, {c: math.log(s) for c, s in shares.items()}, {}
+    return ob_, {c: 0.99 for c in shares}, {c: math.log(s) for c, s in shares.items()}, {}, 0.99
 
 
 def test_the_share_temperature_flattens_shares_that_are_sharp_and_often_wrong():
@@ -558,10 +558,10 @@ def test_confident_wrong_answers_are_counted_as_diagnose_gives_them():
     assert found[0][2] > CONFIDENT_WRONG
     assert confident_wrong([right, wrong], Calibration(), 3.0) == []
     ob_ = Observation("f", "f", 0, "healthy", {})
-    alarm = (ob_, {"lr_too_high": 0.99}, {"lr_too_high": 0.0}, {})
+    alarm = (ob_, {"lr_too_high": 0.99}, {"lr_too_high": 0.0}, {}, 0.99)
     assert [a for _, a, _ in confident_wrong([alarm], Calibration(), 1.0)] == ["lr_too_high"]
     missed = (Observation("f", "f", 0, "dead_relu", {}), {"dead_relu": 0.01}, {"dead_relu": 0.0},
-              {})
+              {}, 0.01)
     assert [a for _, a, _ in confident_wrong([missed], Calibration(), 1.0)] == ["healthy"]
 
 
@@ -602,3 +602,32 @@ def test_fit_parameters_records_the_share_temperature_and_old_records_read_as_on
     data["calibration"]["sharp_temperature"] = 0.0
     with pytest.raises(FitError, match="sharp_temperature"):
         FittedParameters.from_dict(data)
+
+
+def test_a_fitted_leak_keeps_the_floor_of_a_state_its_healthy_runs_cannot_show():
+    """The contract admits no healthy run that stalls, so the fitted healthy runs never read
+    `stalled`; real healthy programs do (a GAN's generator), and the fitted leak of `outcome`
+    keeps `Outcome.fitted_leak_floor` of it, the other states scaled to make room."""
+    from causal.calibration.fit import fit_tables, floored
+    from causal.symptoms.failure import Outcome
+
+    assert floored({"a": 0.99, "b": 0.01}, {"b": 0.05}) == pytest.approx({"a": 0.95, "b": 0.05})
+    assert floored({"a": 0.9, "b": 0.1}, {"b": 0.05}) == {"a": 0.9, "b": 0.1}
+    reg = builtin_registry(Registry())
+    learned = {"outcome": {"learned": 1.0, "stalled": 0.0, "nonfinite": 0.0}}
+    healthy = [Observation(f"h{i}", f"h{i}", 0, "healthy", learned) for i in range(500)]
+    _, leaks = fit_tables(healthy, reg, 1.0)
+    floor = Outcome.fitted_leak_floor["stalled"]
+    assert leaks["outcome"]["stalled"] == pytest.approx(floor)
+    assert sum(leaks["outcome"].values()) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("floor", [{"nope": 0.1}, {"b": 1.0}, {"a": 0.5, "b": 0.4}])
+def test_a_bad_leak_floor_is_refused_with_what_it_must_be(floor):
+    from causal.errors import SymptomError
+    from causal.symptoms.base import Symptom
+
+    sym = type("Two", (Symptom,), {"name": "two", "states": ("a", "b"),
+                                   "fitted_leak_floor": floor})()
+    with pytest.raises(SymptomError, match="fitted_leak_floor must map"):
+        sym.check()
