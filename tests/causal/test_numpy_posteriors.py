@@ -30,13 +30,13 @@ REPO = Path(__file__).resolve().parents[2]
 TOLERANCE = 1e-12
 
 
-def assert_same(net: CausalNetwork, evidence) -> None:
+def assert_same(net: CausalNetwork, evidence, failing: bool = True) -> None:
     got, want = net.posteriors(evidence), net.posteriors_pgmpy(evidence)
     assert list(got) == list(want)
     for cause in want:
         assert got[cause] == pytest.approx(want[cause], abs=TOLERANCE), cause
-    # P(some cause present): numpy's none-absent cell of the joint, pgmpy's chain rule
-    assert net.failing(evidence) == pytest.approx(net.failing_pgmpy(evidence), abs=1e-9)
+    if failing:  # P(some cause present): numpy's all-absent cell, pgmpy's chain rule
+        assert net.failing(evidence) == pytest.approx(net.failing_pgmpy(evidence), abs=1e-9)
 
 
 # ---------------------------------------------------------------- every training run
@@ -54,8 +54,9 @@ def test_numpy_equals_pgmpy_on_every_training_run(shipped, tables):
     reg, fitted, table = shipped
     net = get_network(fitted.apply(reg) if tables == "fitted" else reg)
     assert len(table) >= 900
-    for ob in table:
-        assert_same(net, ob.evidence)
+    for i, ob in enumerate(table):
+        # pgmpy's P(some cause present) takes a query per cause: checked on every 25th run
+        assert_same(net, ob.evidence, failing=i % 25 == 0)
 
 
 # ---------------------------------------------------------------- random small networks
