@@ -113,11 +113,23 @@ def skipped_steps(run: Run) -> set[int]:
 
 
 def first_origin(run: Run) -> Event | None:
-    """Where the first non-finite value that mattered was born (scaler skips excluded)."""
+    """Where the first non-finite value that mattered was born (scaler skips excluded, and
+    values that came in with the data when the loss never saw one: `data_nonfinite_contained`)."""
     skipped = skipped_steps(run)
+    contained = data_nonfinite_contained(run)
     origins = [e for e in run.events
-               if e.kind == EventKind.NONFINITE_ORIGIN and e.step not in skipped]
+               if e.kind == EventKind.NONFINITE_ORIGIN and e.step not in skipped
+               and not (contained and e.birth.direction == Direction.INPUT)]
     return min(origins, key=lambda e: e.step) if origins else None
+
+
+def data_nonfinite_contained(run: Run) -> bool:
+    """Every loss the run recorded is finite, over at least STALL_MIN_STEPS steps: a NaN or
+    inf that came in with the data (padding, a missing reading) never reached the loss, so
+    the pipeline masked or filled it, as GRU-D-style models do by design. Such a value is no
+    failure's origin and no corrupt batch."""
+    vals = [v for _, v in losses(run)]
+    return len(vals) >= STALL_MIN_STEPS and all(math.isfinite(v) for v in vals)
 
 
 def input_born(run: Run, until: int | None = None) -> Event | None:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from causal.run_queries import (
+    data_nonfinite_contained,
     failure_step,
     finite,
     first_origin,
@@ -43,7 +44,9 @@ class InputOutlier(Symptom):
     the loss function computed from the targets before using them (a normalisation by a
     zero spread), which the monitor sees the same way when it finds the targets in the
     loss's graph. When the targets were never seen, ordinary inputs leave an outlier in the
-    targets open (`TARGETS_UNSEEN`): targets not seen are not targets fine."""
+    targets open (`TARGETS_UNSEEN`): targets not seen are not targets fine. A non-finite value
+    in data whose loss stayed finite all run was masked or filled on purpose
+    (`data_nonfinite_contained`): no corrupt batch."""
 
     name = "input_outlier"
     states = ("none", "outlier", "nonfinite", "nonfinite_target")
@@ -58,9 +61,11 @@ class InputOutlier(Symptom):
             return any(v for s, v in run.series.get(column) if stop is None or s <= stop)
 
         born = input_born(run, stop)
-        if nonfinite("input_nonfinite") or (born is not None and born.birth.tensor != "target"):
+        contained = data_nonfinite_contained(run)  # the loss never saw it: masked or filled
+        if (nonfinite("input_nonfinite") and not contained) or (
+                born is not None and born.birth.tensor != "target"):
             return self.hard("nonfinite")
-        if nonfinite("target_nonfinite") or born is not None:
+        if (nonfinite("target_nonfinite") and not contained) or born is not None:
             return self.hard("nonfinite_target")
         if sign_break(run) is not None:  # a value of a sign its data never had, made non-finite
             return self.hard("outlier")

@@ -383,9 +383,10 @@ def test_a_non_finite_target_with_finite_inputs_is_its_own_evidence():
     g = stack("ReLU", 3)
     run = run_of(g, jumpy_loss())
 
-    def flagged(column: str) -> Run:
+    def flagged(column: str) -> Run:  # the NaN reached the loss at that step
         cols = dict(run.series.columns)
         cols[column] = tuple(1.0 if i == 80 else 0.0 for i in run.series.steps)
+        cols["loss"] = tuple(math.nan if i == 80 else v for i, v in enumerate(cols["loss"]))
         return Run(run.meta, g, (), Series(run.series.steps, cols), (), ())
 
     assert InputOutlier().evidence(flagged("target_nonfinite"))["nonfinite_target"] == 1.0
@@ -396,6 +397,35 @@ def test_a_non_finite_target_with_finite_inputs_is_its_own_evidence():
     assert "guard that op" in " ".join(cause.fixes(bad_label, where))
     bad_input = flagged("input_nonfinite")
     assert "guard that op" not in " ".join(cause.fixes(bad_input, cause.localize(bad_input)))
+
+
+@pytest.mark.parametrize("column", ["input_nonfinite", "target_nonfinite"])
+def test_a_nan_in_the_data_that_never_reached_the_loss_is_no_corrupt_batch(column):
+    """Padding or missing readings stored as NaN in every batch, zero-filled and masked by the
+    model or the loss (GRU-D style): the loss stays finite all run and learns, so the NaN is no
+    failure's origin and no corrupt batch. The same NaN on a run whose loss turned NaN is."""
+    from causal.symptoms.data import InputOutlier
+    from causal.symptoms.failure import NonfiniteBirth
+
+    g = stack("ReLU", 3)
+    learning = [1.0 * 0.98 ** i for i in range(100)]
+    birth = Event(0, "<input>", EventKind.NONFINITE_ORIGIN, State.FINITE, State.NAN, 1.0,
+                  {"direction": "input", "tensor": column.split("_")[0]})
+
+    def with_nan(loss: list[float]) -> Run:
+        run = run_of(g, loss, events=(birth,))
+        cols = {**run.series.columns, column: (1.0,) * len(loss)}
+        return Run(run.meta, g, run.events, Series(run.series.steps, cols), (), ())
+
+    masked = with_nan(learning)
+    assert first_origin(masked) is None
+    assert NonfiniteBirth().evidence(masked)["none"] == 1.0
+    assert InputOutlier().evidence(masked)["none"] == 1.0
+    assert diagnose(masked).healthy
+    broken = with_nan(learning[:50] + [math.nan] * 50)
+    assert first_origin(broken) is birth
+    assert NonfiniteBirth().evidence(broken)["none"] == 0.0
+    assert InputOutlier().evidence(broken)["none"] == 0.0
 
 
 @settings(max_examples=40, deadline=None)
