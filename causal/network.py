@@ -197,7 +197,8 @@ class CausalNetwork:
         """`failing` by pgmpy's `VariableElimination`: P(every cause absent | evidence) by the
         chain rule, one query per cause given the ones before it absent."""
         virtual = self._virtual_evidence(evidence)
-        none, given = 1.0, {}
+        none = 1.0
+        given: dict[str, str] = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             for cause in self.causes:

@@ -411,11 +411,11 @@ class Outcome(Symptom):
     (`LEARNED_AT`, `STALLED_AT`: the median of the last tenth against the lowest of the first
     steps, and against where the loss stood after its first few updates, `EARLY_STEPS`);
     unobserved when the loss cannot say (fewer than STALL_MIN_STEPS steps, a loss that keeps
-    changing sign and so has no level). A loss that goes negative (a likelihood, a summed objective to maximise) is
-    read from its medians alone: from a positive start, tail / head as usual; from a negative
-    one, which has no scale, any fall of NEGATIVE_LEARNED_FALL of its magnitude or more is
-    learning and no fall at all a stall. A run that learned with every value finite is what
-    a healthy run looks like to the person who trained it."""
+    changing sign and so has no level). A loss that goes negative (a likelihood, a summed
+    objective to maximise) is read from its medians alone: from a positive start, tail / head
+    as usual; from a negative one, which has no scale, any fall of NEGATIVE_LEARNED_FALL of its
+    magnitude or more is learning and no fall at all a stall. A run that learned with every
+    value finite is what a healthy run looks like to the person who trained it."""
 
     name = "outcome"
     states = ("learned", "stalled", "nonfinite")
