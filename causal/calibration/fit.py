@@ -344,6 +344,9 @@ def floored(dist: Mapping[str, float], floor: Mapping[str, float]) -> dict[str, 
         return dict(dist)
     rest = math.fsum(p for st, p in dist.items() if st not in floor)
     room = 1.0 - math.fsum(raised.values())
+    if rest <= 0.0:  # nothing outside the floored states: each keeps its floor, and shares
+        spare = 1.0 - math.fsum(floor.values())  # the rest as `dist` shares all of it
+        return {st: floor[st] + spare * p if st in floor else 0.0 for st, p in dist.items()}
     return {st: raised[st] if st in raised else p * room / rest for st, p in dist.items()}
 
 

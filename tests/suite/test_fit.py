@@ -613,6 +613,8 @@ def test_a_fitted_leak_keeps_the_floor_of_a_state_its_healthy_runs_cannot_show()
 
     assert floored({"a": 0.99, "b": 0.01}, {"b": 0.05}) == pytest.approx({"a": 0.95, "b": 0.05})
     assert floored({"a": 0.9, "b": 0.1}, {"b": 0.05}) == {"a": 0.9, "b": 0.1}
+    assert floored({"a": 0.0, "b": 0.0, "c": 1.0}, {"b": 0.2, "c": 0.3}) == pytest.approx(
+        {"a": 0.0, "b": 0.2, "c": 0.8})
     reg = builtin_registry(Registry())
     learned = {"outcome": {"learned": 1.0, "stalled": 0.0, "nonfinite": 0.0}}
     healthy = [Observation(f"h{i}", f"h{i}", 0, "healthy", learned) for i in range(500)]
