@@ -56,8 +56,10 @@ failing before (BART, MobileViT, the DCGAN) are surer of it (0.94-0.98).
 A floor on P(failing) at P(stalled) was tried and dropped: a loss that does not fall is no
 failure when it is not a distance to a target (a GAN generator's loss rises as its
 discriminator learns): it raised two false alarms, on the DCGAN of `benchmarks/real_programs.py`
-(already one, at 0.64; then 1.00) and on the GAN of `tests/test_model_patterns.py`. A stall no
-cause explains keeps its healthy verdict, which says so first (`Stalled, cause unclear`).
+(already one, at 0.64; then 1.00) and on the GAN of `tests/test_model_patterns.py`. A stall
+whose P(failing) stays under the threshold keeps its healthy verdict, which says so first
+(`Stalled, cause unclear`); since session 38 a flat stall no cause predicts well reaches it,
+and is reported failing with its root cause unsure.
 
 Measured leave-one-family-out on the 948 fitted runs (`neuraldbg fit`), against ranking
 by the calibrated marginals: top-1 0.91 both, wrong top-1 answers above 0.9 confidence 9
