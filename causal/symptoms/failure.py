@@ -434,11 +434,11 @@ class Outcome(Symptom):
             return self.hard("nonfinite")
         if len(vals) < STALL_MIN_STEPS or loss_level_unreadable(run):
             return self.unobserved()
+        tail = statistics.median(loss_tail(vals))
         if min(vals) < 0:
             head = statistics.median(vals[:HEAD_STEPS])
             if head == 0.0:
                 return self.unobserved()
-            tail = statistics.median(loss_tail(vals))
             if head > 0.0:  # it went negative on the way, or one batch's loss did
                 return self._judged(tail / head)
             # a negative start has no scale: its magnitude is an offset (a likelihood's
@@ -451,7 +451,6 @@ class Outcome(Symptom):
         # threw it up, where the first few updates left it when it fell only while an output
         # bias found the targets' mean and then sat there
         head = min(vals[:HEAD_STEPS])
-        tail = statistics.median(loss_tail(vals))
         if not head > 0:
             return self.unobserved()
         # or where the loss stood a few steps later, when it went on falling a little longer
