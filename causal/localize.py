@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Sequence
 
 from causal.run_queries import forward_order, layer_series
-from causal.schema.run import Direction, Event, EventKind, LayerStat, Run
+from causal.schema.run import LOSS, Direction, Event, EventKind, LayerStat, Run, State
 
 _BACKWARD_KINDS = {EventKind.GRAD, EventKind.GRAD_FINITE}
 
@@ -118,12 +118,21 @@ def output_layer(run: Run) -> str | None:
 
 
 def loss_input_layer(run: Run, origin: Event) -> str | None:
-    """For a value born in the loss: the layer whose output the loss's op took, the one the
-    monitor saw produce the model's output on that step, else the model's only output layer;
-    None when several heads could have fed it, or for a value born elsewhere."""
-    if origin.birth.direction != Direction.LOSS:
+    """For a value born in the loss, forward or backward (sqrt'(0) = inf on a distance of 0):
+    the layer whose output the loss's op took, the one the monitor saw produce the model's
+    output on that step, else the model's only output layer (of several, the only one whose
+    gradient turned non-finite on that step); None when several heads could have fed it, or
+    for a value born elsewhere."""
+    birth = origin.birth
+    if birth.direction == Direction.LOSS:
+        if birth.output_layer:
+            return birth.output_layer
+    elif not (birth.direction == Direction.BACKWARD and origin.layer_name == LOSS):
         return None
-    if origin.birth.output_layer:
-        return origin.birth.output_layer
     heads = output_layers(run)
+    if len(heads) > 1 and birth.direction == Direction.BACKWARD:
+        hit = {e.layer_name for e in run.events
+               if e.kind == EventKind.GRAD_FINITE and e.step == origin.step
+               and e.to_state in (State.GRAD_NAN, State.GRAD_INF)}
+        heads = [h for h in heads if h in hit]
     return heads[0] if len(heads) == 1 and heads[0] != "" else None

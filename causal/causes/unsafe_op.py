@@ -83,6 +83,10 @@ class UnsafeOp(CauseNode):
                     "targets: the tensor it compared the model's output with was already "
                     f"{state} (a division by the targets' spread, a log of them)")
         if loc.note == IN_LOSS_NOTE:
+            if direction == Direction.BACKWARD:
+                return (f"An unsafe op in the loss produced {state} in its backward pass at "
+                        f"step {loc.step} (a gradient such as sqrt'(0)), on the output of "
+                        f"{label}")
             return (f"An unsafe op in the loss produced {state} at step {loc.step}, on the "
                     f"output of {label}")
         if origin is not None and loss_output_at_bound(origin) == loc.layer:

@@ -297,6 +297,40 @@ def test_an_unsafe_op_in_the_loss_is_put_at_the_layer_whose_output_it_took():
     assert node.localize(at_bound).note != IN_LOSS_NOTE  # said with the bound's counts
 
 
+def test_an_unsafe_op_in_the_losss_backward_is_put_at_the_head_whose_gradient_it_broke():
+    """sqrt(d2) of a distance of exactly 0 is finite forward; its backward, 0.5 / sqrt(0), is
+    inf and turns NaN on the masked gradient: the first non-finite value is born in the loss's
+    backward. It is placed like a forward op of the loss, at the only output layer, or, of
+    several heads, at the only one whose gradient turned non-finite on that step."""
+    from causal.causes.unsafe_op import IN_LOSS_NOTE, UnsafeOp
+
+    healthy = run_healthy()
+
+    def born_in_backward(graph: LayerGraph, *nan_grads: str) -> Run:
+        origin = Event(200, LOSS, "nonfinite_origin", "finite", "nan", 1.0,
+                       {"direction": "backward"})
+        grads = tuple(Event(200, name, "grad_finite", "grad_finite", "grad_nan", 1.0)
+                      for name in nan_grads)
+        return Run({}, graph, (origin, *grads), healthy.series, healthy.settings,
+                   healthy.windows)
+
+    node = UnsafeOp()
+    one_head = born_in_backward(healthy.dag, "8")
+    loc = node.localize(one_head)
+    assert (loc.layer, loc.step, loc.note) == ("8", 200, IN_LOSS_NOTE)
+    assert node.describe(one_head, loc).startswith(
+        "An unsafe op in the loss produced nan in its backward pass at step 200")
+    two_heads = LayerGraph("fx", (*healthy.dag.nodes,
+                                  LayerNode("head2", "head2", "Linear", 100, 9, 9, True)),
+                           (*healthy.dag.edges, ("7", "head2")))
+    assert node.localize(born_in_backward(two_heads, "head2", "7")).layer == "head2"
+    assert node.localize(born_in_backward(two_heads, "head2", "8")).layer == LOSS  # either
+    origin = Event(200, "8", "nonfinite_origin", "finite", "nan", 1.0, {"direction": "backward"})
+    in_a_layer = Run({}, healthy.dag, (origin,), healthy.series, healthy.settings,
+                     healthy.windows)
+    assert node.localize(in_a_layer).note != IN_LOSS_NOTE  # a layer's own backward op
+
+
 def test_coupled_transitions_name_the_cause_and_say_so():
     top = diagnose(run_lr_too_high())[0]
     assert top.note.startswith("downstream coupling at step 6: 2 is the cause, 0 follows")
