@@ -305,7 +305,7 @@ def format_diagnosis(run: Run, hypotheses: list[Hypothesis],
         if h.note:
             lines.append(f"  ({h.note})")
         for ev in h.evidence[:max_evidence]:
-            lines.append(f"  step {ev.step} . {ev.layer_name}: {ev.from_state} -> "
+            lines.append(f"  step {ev.step} . {ev.layer_name or '(model)'}: {ev.from_state} -> "
                          f"{ev.to_state} ({ev.value:.3g})")
         for fix in h.fixes[:3]:
             lines.append(f"  fix: {fix}")

@@ -136,3 +136,17 @@ def loss_input_layer(run: Run, origin: Event) -> str | None:
                and e.to_state in (State.GRAD_NAN, State.GRAD_INF)}
         heads = [h for h in heads if h in hit]
     return heads[0] if len(heads) == 1 and heads[0] != "" else None
+
+
+def own_code_inputs(run: Run, origin: Event) -> list[str]:
+    """For a value born in the forward pass in the model's own code, between submodules (a sum
+    pool, an exp, an outer product written in `forward`): the layers whose outputs that code
+    took, the layer DAG's predecessors of the submodule that first saw the value as input, else
+    the layers whose outputs the code returned (the edges into the root). Empty for a value
+    born in a layer, or where the graph does not say."""
+    if origin.birth.direction != Direction.FORWARD or origin.layer_name != "":
+        return []
+    seen = origin.birth.first_seen_in
+    fed = run.dag.predecessors(seen) if seen else run.dag.predecessors("")
+    return [n for n in fed if n != ""]
+

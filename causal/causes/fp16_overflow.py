@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
-from causal.localize import output_layer
+from causal.localize import output_layer, own_code_inputs
 from causal.run_queries import (
     failure_step,
     finite,
@@ -25,6 +25,11 @@ from causal.run_queries import (
 )
 from causal.schema.run import Direction, LayerStat, Run
 from causal.symptoms.data import half_loss_overflow_ops
+
+#: The note of an overflow in the model's own code between submodules: the layer named is the
+#: one whose output that code took (the one closest to the fp16 maximum, of several).
+OWN_CODE_NOTE = ("the overflow is in the model's own forward code, between submodules: the layer "
+                 "named is the one whose output it took")
 
 
 class Fp16Overflow(CauseNode):
@@ -48,18 +53,28 @@ class Fp16Overflow(CauseNode):
         exponentiated in half precision, the output layer whose values it did that to; else
         the layer with the least headroom."""
         origin = first_origin(run)
+        if origin is not None and (fed := own_code_inputs(run, origin)):
+            return Localization(self._least_headroom(run, fed), origin.step, (origin,),
+                                OWN_CODE_NOTE)
         if origin is not None and origin.birth.direction == Direction.FORWARD:
             return Localization(origin.layer_name, origin.step, (origin,))
         if origin is not None and (ops := half_loss_overflow_ops(origin)):
             out = origin.birth.output_layer or output_layer(run)
             return Localization(str(out) if out else None, origin.step, (origin,),
                                 f"the loss ran {', '.join(ops)} in float16")
+        return Localization(self._least_headroom(run), origin.step if origin else
+                            failure_step(run), (origin,) if origin else ())
+
+    @staticmethod
+    def _least_headroom(run: Run, among: list[str] | None = None) -> str | None:
+        """The layer whose outputs came closest to the fp16 maximum up to the failure (of
+        `among`, when given; the first in forward order on a tie or with no headroom seen)."""
         heads = layer_series(run, LayerStat.ACT_HEADROOM, until=failure_step(run))
         order = forward_order(run)
-        best = min(heads, default=None, key=lambda k: (
-            min(finite(v for _, v in heads[k]), default=float("inf")), order.get(k, 1 << 30)))
-        return Localization(best, origin.step if origin else failure_step(run),
-                            (origin,) if origin else ())
+        names = among if among is not None else list(heads)
+        return min(names, default=None, key=lambda k: (
+            min(finite(v for _, v in heads.get(k, ())), default=float("inf")),
+            order.get(k, 1 << 30)))
 
     def describe(self, run: Run, loc: Localization) -> str:
         origin = first_origin(run)
@@ -67,7 +82,11 @@ class Fp16Overflow(CauseNode):
             on = f" on {layer_label(run, loc.layer)}'s output" if loc.layer else ""
             return (f"Half-precision overflow in the loss{on}: it ran {', '.join(ops)} in "
                     "float16 and passed the fp16 maximum (65504)")
-        where = f" in {layer_label(run, loc.layer)}" if loc.layer else ""
+        if loc.note == OWN_CODE_NOTE and loc.layer:
+            where = (f" in the model's own forward code, on {layer_label(run, loc.layer)}'s "
+                     "output")
+        else:
+            where = f" in {layer_label(run, loc.layer)}" if loc.layer else ""
         text = f"Half-precision overflow{where}: values passed the fp16 maximum (65504)"
         if origin is not None and origin.birth.fp32_finite is True:
             max_abs = origin.birth.fp32_max_abs

@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
-from causal.localize import loss_input_layer
+from causal.localize import loss_input_layer, own_code_inputs
 from causal.run_queries import (
     born_in_found_targets,
     first_origin,
@@ -27,6 +27,10 @@ from causal.schema.run import LOSS, Direction, Run
 #: is no module, and the authors of the suite's scenarios who name one for such an op name that
 #: layer (the others give none).
 IN_LOSS_NOTE = "the op is in the loss function: the layer named is the one whose output it took"
+#: The note of an op in the model's own forward code, between submodules, placed at the one
+#: layer whose output it took.
+OWN_CODE_NOTE = ("the op is in the model's own forward code, between submodules: the layer "
+                 "named is the one whose output it took")
 #: The note of an op placed in the loss because the first non-finite value was a target the
 #: monitor found in the loss's graph: the loss may have computed it from the labels.
 FROM_TARGETS_NOTE = ("a corrupt label looks the same from the loss's graph: "
@@ -66,6 +70,9 @@ class UnsafeOp(CauseNode):
         fed = loss_input_layer(run, origin)
         if fed is not None:  # the op is in the loss; where it starts is the output it took
             return Localization(fed, origin.step, (origin,), IN_LOSS_NOTE)
+        took = own_code_inputs(run, origin)
+        if len(took) == 1:  # in the model's forward code, on the output of one layer
+            return Localization(took[0], origin.step, (origin,), OWN_CODE_NOTE)
         return Localization(origin.layer_name, origin.step, (origin,))
 
     def describe(self, run: Run, loc: Localization) -> str:
@@ -82,6 +89,9 @@ class UnsafeOp(CauseNode):
             return (f"An unsafe op in the loss produced {state} at step {loc.step} from the "
                     "targets: the tensor it compared the model's output with was already "
                     f"{state} (a division by the targets' spread, a log of them)")
+        if loc.note == OWN_CODE_NOTE:
+            return (f"An unsafe op in the model's own forward code produced {state} at step "
+                    f"{loc.step}, on the output of {label}")
         if loc.note == IN_LOSS_NOTE:
             if direction == Direction.BACKWARD:
                 return (f"An unsafe op in the loss produced {state} in its backward pass at "

@@ -331,6 +331,44 @@ def test_an_unsafe_op_in_the_losss_backward_is_put_at_the_head_whose_gradient_it
     assert node.localize(in_a_layer).note != IN_LOSS_NOTE  # a layer's own backward op
 
 
+def test_a_value_born_in_the_models_own_code_is_put_at_the_layer_whose_output_it_took():
+    """A sum pool, an exp or a normalisation written in `forward` between submodules is no
+    module: the value born there is placed at the layer whose output that code took (a DAG
+    predecessor of the submodule that first saw it, else a layer the code returned). An fp16
+    overflow with several such layers names the one closest to the fp16 maximum; an unsafe op
+    with several keeps the model itself, as it cannot tell which."""
+    from causal.causes.fp16_overflow import OWN_CODE_NOTE as HALF_NOTE
+    from causal.causes.fp16_overflow import Fp16Overflow
+    from causal.causes.unsafe_op import OWN_CODE_NOTE, UnsafeOp
+
+    graph = LayerGraph("fx", (LayerNode("a", "a", "Linear", 100, 0, 0, True),
+                              LayerNode("b", "b", "Linear", 100, 1, 1, True),
+                              LayerNode("head", "head", "Linear", 10, 2, 2, True),
+                              LayerNode("", "", "Net", 0, 3, 3, True)),
+                      (("a", "head"), ("b", "head"), ("head", "")))
+    steps = [0, 1, 2, 3]
+    near_max = window(graph, 3, {("a", "act_headroom"): [900.0] * 4,
+                                 ("b", "act_headroom"): [2.0] * 4}, steps)
+
+    def born_in_own_code(**facts: object) -> Run:
+        origin = Event(3, "", "nonfinite_origin", "finite", "inf", 1.0,
+                       {"direction": "forward", **facts})
+        return Run({}, graph, (origin,), series(4, [1.0, 0.9, 0.8, math.inf]), (), (near_max,))
+
+    half = Fp16Overflow().localize(born_in_own_code(first_seen_in="head"))
+    assert (half.layer, half.step, half.note) == ("b", 3, HALF_NOTE)
+    run = born_in_own_code(first_seen_in="head")
+    assert "in the model's own forward code, on 'b' (Linear)'s output" in (
+        Fp16Overflow().describe(run, half))
+    op = UnsafeOp()
+    assert op.localize(born_in_own_code(first_seen_in="head")).layer == ""  # a or b: unsure
+    returned = op.localize(born_in_own_code())  # seen by no submodule: what the code returned
+    assert (returned.layer, returned.note) == ("head", OWN_CODE_NOTE)
+    in_a_layer = Event(3, "a", "nonfinite_origin", "finite", "inf", 1.0, {"direction": "forward"})
+    assert op.localize(Run({}, graph, (in_a_layer,), series(4, [1.0, 0.9, 0.8, math.inf]), (),
+                           (near_max,))).layer == "a"
+
+
 def test_coupled_transitions_name_the_cause_and_say_so():
     top = diagnose(run_lr_too_high())[0]
     assert top.note.startswith("downstream coupling at step 6: 2 is the cause, 0 follows")
