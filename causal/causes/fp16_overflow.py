@@ -83,8 +83,8 @@ class Fp16Overflow(CauseNode):
             return (f"Half-precision overflow in the loss{on}: it ran {', '.join(ops)} in "
                     "float16 and passed the fp16 maximum (65504)")
         if loc.note == OWN_CODE_NOTE and loc.layer:
-            where = (f" in the model's own forward code, on {layer_label(run, loc.layer)}'s "
-                     "output")
+            where = (" in the model's own forward code, on the output of "
+                     f"{layer_label(run, loc.layer)}")
         else:
             where = f" in {layer_label(run, loc.layer)}" if loc.layer else ""
         text = f"Half-precision overflow{where}: values passed the fp16 maximum (65504)"
@@ -100,8 +100,16 @@ class Fp16Overflow(CauseNode):
             return ["compute the loss in float32: loss_fn(output.float(), target), or the loss "
                     "outside autocast (autocast(enabled=False))",
                     "run under bfloat16 autocast instead of float16 (same range as fp32)"]
-        out = [f"keep {loc.layer!r} in float32 (autocast(enabled=False) around it, inputs "
-               ".float())" if loc.layer else "keep the overflowing op in float32",
+        if loc.note == OWN_CODE_NOTE and loc.layer:
+            first = (f"compute what your forward does with the output of {loc.layer!r} in "
+                     "float32 (a sum, exp or product of it: .float() on it, or "
+                     "autocast(enabled=False) around that code)")
+        elif loc.layer:
+            first = (f"keep {loc.layer!r} in float32 (autocast(enabled=False) around it, inputs "
+                     ".float())")
+        else:
+            first = "keep the overflowing op in float32"
+        out = [first,
                "run under bfloat16 autocast instead of float16 (same range as fp32)"]
         origin = first_origin(run)
         if origin is not None and origin.birth.direction == Direction.FORWARD:

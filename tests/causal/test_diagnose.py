@@ -358,8 +358,10 @@ def test_a_value_born_in_the_models_own_code_is_put_at_the_layer_whose_output_it
     half = Fp16Overflow().localize(born_in_own_code(first_seen_in="head"))
     assert (half.layer, half.step, half.note) == ("b", 3, HALF_NOTE)
     run = born_in_own_code(first_seen_in="head")
-    assert "in the model's own forward code, on 'b' (Linear)'s output" in (
+    assert "in the model's own forward code, on the output of 'b' (Linear)" in (
         Fp16Overflow().describe(run, half))
+    assert Fp16Overflow().fixes(run, half)[0].startswith(  # not "keep 'b' in float32"
+        "compute what your forward does with the output of 'b' in float32")
     op = UnsafeOp()
     assert op.localize(born_in_own_code(first_seen_in="head")).layer == ""  # a or b: unsure
     returned = op.localize(born_in_own_code())  # seen by no submodule: what the code returned
