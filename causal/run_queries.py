@@ -164,16 +164,19 @@ def trouble_events(run: Run, until: int | None = None) -> list[Event]:
     GradScaler skipped in a run that recovered are not trouble, nor a gate closing and opening
     again (`passing_vanish`), nor anything in a run that learned through it
     (`learned_through`), nor the loss's regimes when its level cannot be read
-    (`loss_level_unreadable`)."""
+    (`loss_level_unreadable`), nor a gradient "vanishing" on a step whose loss was exactly 0
+    (`zero_loss_steps`)."""
     skipped = skipped_steps(run)
     passing = passing_vanish(run)
     unreadable = loss_level_unreadable(run)
+    at_zero = zero_loss_steps(run)
     events = sorted((e for e in run.events
                      if (str(e.to_state) in TROUBLE or e.kind == EventKind.NONFINITE_ORIGIN)
                      and not (e.step in skipped
                               and (e.kind in (EventKind.GRAD_FINITE, EventKind.NONFINITE_ORIGIN)
                                    or e.layer_name == LOSS))
                      and not (unreadable and e.kind == EventKind.LOSS)
+                     and not (e.step in at_zero and e.to_state == State.GRAD_VANISHING)
                      and id(e) not in passing), key=lambda e: e.step)
     if events and learned_through(run, events[0].step):
         return []
@@ -438,6 +441,14 @@ def robust_z(values: list[float]) -> list[float]:
 
 def losses(run: Run) -> list[tuple[int, float]]:
     return run.series.get("loss")
+
+
+def zero_loss_steps(run: Run) -> frozenset[int]:
+    """The steps whose loss was exactly 0: a hinge, margin or triplet loss whose every pair
+    already met its margin. Their gradients are exactly 0 because the loss is, not because they
+    vanished through the layers, and a loss that leaves 0 for a hard batch neither jumped nor
+    diverged unless it climbed above where the run began (`causal.symptoms.failure`)."""
+    return frozenset(s for s, v in losses(run) if v == 0.0)
 
 
 #: `loss_level_unreadable`: the share of consecutive finite losses that must change sign, and

@@ -251,12 +251,16 @@ def _came_back(pts: list[tuple[int, float]], rise: int) -> bool:
     it; the untrained model's loss for a rise on the first steps). Far too large first steps
     throw the loss up once, then the model settles at chance (dead or saturated units, a
     constant output): the run's failure is the plateau it ended on, not a divergence. A run
-    that had learned, then blew up and settled at chance, did not come back."""
+    that had learned, then blew up and settled at chance, did not come back. A loss that sat
+    at exactly 0 before the rise (a margin loss meeting a hard batch) came back when it ended
+    below where it began (`_head`)."""
     vals = [v for _, v in pts]
     if len(vals) < 20:
         return False
     before = [v for s, v in pts if s < rise][-CAME_BACK_BEFORE:]
     level = statistics.median(before) if before else vals[0]
+    if level == 0.0:  # a margin loss at exactly 0: back when it ended below where it began
+        return _last_fifth(vals) < _head(vals)
     return level > 0 and _last_fifth(vals) <= CAME_BACK_MARGIN * level
 
 
@@ -323,7 +327,9 @@ class LossJump(Symptom):
 
 
 def loss_jump_step(run: Run) -> tuple[int, bool] | None:
-    """(step, calm before it) of the run's first loss jump (`LossJump`), or None."""
+    """(step, calm before it) of the run's first loss jump (`LossJump`), or None. From a
+    window of losses at exactly 0 (a margin loss whose pairs all met it) only a loss above the
+    lowest of the first HEAD_STEPS is a jump: any hard batch is far above 0."""
     pts = losses(run)
     for i in range(JUMP_HISTORY, len(pts)):
         step, v = pts[i]
@@ -336,6 +342,9 @@ def loss_jump_step(run: Run) -> tuple[int, bool] | None:
         if math.isfinite(v) and not (v - med >= JUMP_Z * spread
                                      and v - med >= JUMP_EXCESS * (max(prev) - med)):
             continue
+        began = min((x for _, x in pts[:HEAD_STEPS] if math.isfinite(x)), default=-math.inf)
+        if med == 0.0 and math.isfinite(v) and v < began:
+            continue  # a margin loss at exactly 0 meeting a hard batch, below where it began
         return step, _calm_before(run, pts[:i], step)
     return None
 

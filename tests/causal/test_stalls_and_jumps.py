@@ -30,7 +30,7 @@ from causal.schema.run import (
     Window,
 )
 from causal.symptoms.failure import LossJump, LossPattern, Onset, loss_jump_step
-from causal.symptoms.layers import GradDepth
+from causal.symptoms.layers import GradDepth, GradRegime
 
 STATS = tuple(s.value for s in LayerStat)
 
@@ -498,6 +498,42 @@ def test_a_loss_that_keeps_changing_sign_is_left_unread():
     assert Onset().evidence(run)["none"] == 1.0
     text = diagnose(run, registry=Registry()).format()
     assert text.startswith("Healthy")
+
+
+def margin_loss(hard: float, seed: int = 0) -> list[float]:
+    """A margin (hinge, triplet, ranking) loss: it falls from 1.0, then sits at exactly 0 once
+    every pair meets the margin, with a hard batch (`hard`) now and then."""
+    rng = random.Random(seed)
+    head = [1.0 - 0.06 * i for i in range(15)]
+    return head + [hard * (0.5 + rng.random()) if rng.random() < 0.1 else 0.0
+                   for _ in range(135)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(hard=st.floats(min_value=1e-3, max_value=0.5), seed=st.integers(0, 50))
+def test_a_margin_loss_leaving_exactly_zero_for_a_hard_batch_is_no_jump_nor_divergence(hard,
+                                                                                         seed):
+    """From a window of losses at exactly 0, any positive loss is infinitely many spreads
+    above them: a hard batch there jumps only if it lands above where the run began, and a
+    rise from 0 that ends below where the run began came back. Gradients that are exactly 0
+    on a step whose loss is exactly 0 did not vanish through the layers."""
+    g = stack("ReLU", 3)
+    loss = margin_loss(hard, seed)
+    first_hard = next(i for i, v in enumerate(loss) if i > 15 and v > 0.0)
+    rise = Event(first_hard, LOSS, EventKind.LOSS, State.LOSS_STEADY, State.LOSS_DIVERGING,
+                 loss[first_hard])
+    zero_step = next(i for i, v in enumerate(loss) if i > 15 and v == 0.0)
+    vanish = tuple(Event(zero_step, name, EventKind.GRAD, State.GRAD_HEALTHY,
+                         State.GRAD_VANISHING, 0.0) for name in ("net.0", "net.2", "net.4"))
+    run = run_of(g, loss, events=(rise, *vanish))
+    assert loss_jump_step(run) is None
+    assert LossJump().evidence(run)["none"] == 1.0
+    assert LossPattern().evidence(run)["diverging"] == 0.0
+    assert GradRegime().evidence(run)["healthy"] == 1.0
+    assert diagnose(run, registry=Registry()).healthy
+    broken = list(loss)
+    broken[first_hard] = 40.0  # a batch that throws it far above where it began still jumps
+    assert loss_jump_step(run_of(g, broken)) is not None
 
 
 @pytest.mark.parametrize("loss", [
