@@ -167,7 +167,7 @@ def _bench(args: argparse.Namespace) -> int:
 
     import torch
 
-    from neuraldbg.suite.bench import format_table, plot_reliability, run_bench
+    from neuraldbg.suite.bench import format_table, format_targets, plot_reliability, run_bench
     from neuraldbg.suite.verify import parse_seeds
 
     torch.set_num_threads(args.threads)
@@ -178,6 +178,8 @@ def _bench(args: argparse.Namespace) -> int:
                        timeout=args.timeout, plugins=args.plugin or (), threads=args.threads,
                        store=_run_store(args.runs))
     print(format_table(result))
+    if targets := format_targets(result):
+        print(f"\n{targets}")
     loop = "record_loss(loss, target=y)" if args.instrument == "full" else "record_loss(loss)"
     print(f"\nparameters: {result['meta']['parameters']}; loop: {args.instrument} ({loop})")
     errors = [r for r in result["runs"] if r.get("error")]

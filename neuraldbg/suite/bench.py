@@ -22,7 +22,7 @@ from causal.diagnose import REPORT_THRESHOLD, Parameters
 from causal.schema.vocabulary import EventKind, State
 from neuraldbg.suite.parallel import DEFAULT_TIMEOUT, TaskFailed, run_scenarios
 from neuraldbg.suite.scenario import check_instrument
-from neuraldbg.suite.scoring import BINS, Row, calibration_bins, score
+from neuraldbg.suite.scoring import BINS, CONFIDENT_WRONG, Row, calibration_bins, score
 from neuraldbg.suite.verify import failure_of, suite_files
 
 if TYPE_CHECKING:
@@ -263,6 +263,17 @@ def format_table(result: Mapping[str, Any]) -> str:
     for key, base in result.get("baselines", {}).items():
         add(names.get(key, f"baseline: {key}"), base["summary"])
     return "\n".join(lines)
+
+
+def format_targets(result: Mapping[str, Any]) -> str:
+    """The overall counts the table leaves out: failing runs called healthy (with their own
+    cause first) and wrong first answers above 0.95 confidence."""
+    s = result["summary"]
+    if s.get("failing_runs") is None:
+        return ""
+    return (f"failing runs called healthy: {s['called_healthy']} of {s['failing_runs']} "
+            f"({s['called_healthy_cause_first']} with their own cause first); wrong first "
+            f"answers above {CONFIDENT_WRONG}: {s['confident_wrong']} of {s['runs']}")
 
 
 def plot_reliability(result: Mapping[str, Any], out: str | os.PathLike[str]) -> None:

@@ -18,6 +18,9 @@ Definitions (docs/design.md "Measures", made precise here; `threshold` = REPORT_
 * **Brier**: one-vs-rest, per run the mean over causes of (P(cause) - y)^2 with y = 1 only for the
   true cause (all 0 for a healthy run), using every cause's posterior; averaged over runs.
 * **false-alarm rate**: healthy runs predicted failing.
+* **called healthy** (counts): failing runs predicted healthy, and of those the ones whose
+  first hypothesis is their own cause; **confident mistakes**: wrong first answers (a cause,
+  or healthy) above CONFIDENT_WRONG (0.95). Issue 26's targets for both: none.
 * **latency** (steps): first failure event of the monitor minus the step at which the loss shows
   the failure (first non-finite loss, or the loss turning nan/inf/diverging/plateau), median over
   failing runs; negative means the monitor saw it before the loss did.
@@ -148,6 +151,29 @@ def latency(rows: Sequence[Row]) -> float | None:
     return statistics.median(values) if values else None
 
 
+#: A wrong first answer above this confidence is a confident mistake (issue 26's target: none).
+CONFIDENT_WRONG = 0.95
+
+
+def called_healthy(rows: Sequence[Row], threshold: float = REPORT_THRESHOLD
+                   ) -> tuple[int, int, int]:
+    """(failing runs, how many were predicted healthy, how many of those with their own cause
+    ranked first among the hypotheses): a run that did not learn reported healthy is the
+    worst miss, the more so when the engine had its cause in hand."""
+    failing = [r for r in _scored(rows) if r.get("cause") not in (None, HEALTHY)]
+    missed = [r for r in failing if predicted_healthy(r, threshold)]
+    first = sum(1 for r in missed if _hyps(r) and _hyps(r)[0]["cause"] == r["cause"])
+    return len(failing), len(missed), first
+
+
+def confident_mistakes(rows: Sequence[Row], threshold: float = REPORT_THRESHOLD,
+                       above: float = CONFIDENT_WRONG) -> int:
+    """Runs whose first answer (a cause, or healthy) is wrong at a confidence above `above`."""
+    return sum(1 for r in _scored(rows) if r.get("cause") is not None
+               and ranking(r, threshold)[:1] != [r["cause"]]
+               and top1_confidence(r, threshold) > above)
+
+
 def summarize(rows: Sequence[Row], threshold: float = REPORT_THRESHOLD,
               require_cause: bool = True, probabilities: bool = True) -> dict[str, Any]:
     """The measures of `rows`; `require_cause=False` and `probabilities=False` score a rule that
@@ -162,6 +188,10 @@ def summarize(rows: Sequence[Row], threshold: float = REPORT_THRESHOLD,
         "brier": brier(rows) if probabilities else None,
         "false_alarm_rate": false_alarm_rate(rows, threshold), "latency": latency(rows),
         "seconds": _mean([float(r["seconds"]) for r in scored if r.get("seconds") is not None]),
+        **({} if not probabilities else dict(zip(
+            ("failing_runs", "called_healthy", "called_healthy_cause_first"),
+            called_healthy(rows, threshold), strict=True),
+            confident_wrong=confident_mistakes(rows, threshold))),
     }
 
 

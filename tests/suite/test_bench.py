@@ -17,6 +17,7 @@ from neuraldbg.suite import bench
 from neuraldbg.suite.bench import (
     first_event_step,
     format_table,
+    format_targets,
     grad_rule,
     loss_failure_step,
     origin_layers,
@@ -170,6 +171,24 @@ def test_score_and_table_have_every_measure():
     assert "| **overall** | 12 |" in table and "| healthy | 2 |" in table
     no_probs = score(LOC_ROWS, require_cause=False, probabilities=False)["summary"]
     assert no_probs["ece"] is None and no_probs["brier"] is None
+
+
+def test_failing_runs_called_healthy_and_confident_mistakes_are_counted():
+    """Issue 26's two counted targets: failing runs predicted healthy (and those with their
+    own cause first), and wrong first answers above 0.95, a healthy verdict included."""
+    rows = [*TOPK_ROWS,
+            row("dead_relu", [("lr_too_high", 0.97)]),   # a confidently wrong cause
+            row("bad_init", [("bad_init", 0.2)]),        # healthy at 0.8, its cause first
+            row("saturation", [("saturation", 0.03)])]   # healthy at 0.97: both
+    result = score(rows)
+    s = result["summary"]
+    assert (s["failing_runs"], s["called_healthy"], s["called_healthy_cause_first"]) == (7, 3, 3)
+    assert s["confident_wrong"] == 2
+    text = format_targets(result)
+    assert text.startswith("failing runs called healthy: 3 of 7 (3 with their own cause first)")
+    assert text.endswith("wrong first answers above 0.95: 2 of 9")
+    assert score(TOPK_ROWS)["summary"]["confident_wrong"] == 0
+    assert "confident_wrong" not in score(rows, probabilities=False)["summary"]
 
 
 # ---------------------------------------------------------------- evidence from one run
