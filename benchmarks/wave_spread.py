@@ -30,26 +30,16 @@ from causal.calibration.fit import load_observations, observations_path  # noqa:
 from causal.calibration.parameters import FittedParameters  # noqa: E402
 from causal.diagnose import builtin_registry  # noqa: E402
 from neuraldbg.suite.fit_driver import cross_fitted_rows  # noqa: E402
-from neuraldbg.suite.scoring import (  # noqa: E402
-    ranking,
-    summarize,
-    top1_confidence,
-)
+from neuraldbg.suite.scoring import summarize  # noqa: E402
 
 DEFAULT = ROOT / "causal" / "calibration" / "fitted.json"
 #: (figure, how `summarize` names it, the target, whether higher is better)
 FIGURES = (("top-1", "top1", 0.92, True), ("top-3", "top3", 0.98, True),
            ("ECE", "ece", 0.05, False), ("Brier", "brier", None, False),
            ("false alarms", "false_alarm_rate", 0.05, False),
+           ("failing runs called healthy, their cause first", "called_healthy_cause_first", 0,
+            False),
            ("wrong answers above 0.95", "confident_wrong", 0, False))
-
-
-def figures(rows: list[dict]) -> dict:
-    """`summarize`, and how many runs got a wrong first answer above 0.95."""
-    out = summarize(rows)
-    out["confident_wrong"] = sum(1 for r in rows if top1_confidence(r) > 0.95
-                                 and ranking(r)[:1] != [r["cause"]])
-    return out
 
 
 def main() -> int:
@@ -72,9 +62,9 @@ def main() -> int:
     if args.families > len(families):
         ap.error(f"--families {args.families}: only {len(families)} families were fitted")
     rng = random.Random(args.seed)
-    drawn = [figures([r for f in rng.sample(families, args.families) for r in by_family[f]])
+    drawn = [summarize([r for f in rng.sample(families, args.families) for r in by_family[f]])
              for _ in range(args.draws)]
-    whole = figures(rows)
+    whole = summarize(rows)
     print(f"fitted: {args.fitted} ({len(families)} families, {len(rows)} runs, scored "
           f"leave-one-family-out in {time.perf_counter() - t0:.0f} s); {args.draws} waves of "
           f"{args.families} families drawn from them (seed {args.seed})\n")
