@@ -138,6 +138,11 @@ def loss_input_layer(run: Run, origin: Event) -> str | None:
     return heads[0] if len(heads) == 1 and heads[0] != "" else None
 
 
+#: The note of a failure placed by `own_code_inputs`.
+OWN_CODE_NOTE = ("it was born in the model's own forward code, between submodules: the layer "
+                 "named is the one whose output that code took")
+
+
 def own_code_inputs(run: Run, origin: Event) -> list[str]:
     """For a value born in the forward pass in the model's own code, between submodules (a sum
     pool, an exp, an outer product written in `forward`): the layers whose outputs that code
@@ -149,4 +154,3 @@ def own_code_inputs(run: Run, origin: Event) -> list[str]:
     seen = origin.birth.first_seen_in
     fed = run.dag.predecessors(seen) if seen else run.dag.predecessors("")
     return [n for n in fed if n != ""]
-

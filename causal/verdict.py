@@ -90,6 +90,9 @@ REPORT_THRESHOLD = 0.5
 #: unobserved rarely makes a wrong cause more confident than this; a sharper temperature below
 #: it then changes neither count.
 CONFIDENT_ANSWER = 0.9
+#: A wrong first answer above this is a confident mistake: `neuraldbg fit` keeps them rare,
+#: `neuraldbg bench` counts them (issue 26's target: none).
+CONFIDENT_WRONG = 0.95
 #: The prior of a failure from a cause outside the catalogue, and how its loss fails: how it
 #: ends (`outcome`), its shape (`loss_pattern`), when trouble begins (`onset`) and where it ended
 #: against a constant predictor's loss (`loss_vs_trivial`), spread over the failing states.

@@ -92,7 +92,7 @@ from causal.calibration.parameters import (
     _digest,
 )
 from causal.registry import Registry
-from causal.verdict import CONFIDENT_ANSWER
+from causal.verdict import CONFIDENT_ANSWER, CONFIDENT_WRONG
 
 if TYPE_CHECKING:
     from causal.verdict import Verdict
@@ -632,7 +632,7 @@ MISSING_SIGNAL_BOUND, CONFIDENT = 0.002, CONFIDENT_ANSWER
 #: Confident answers are right: under the chosen root-share temperature, at most this share of
 #: the cross-fitted runs may get a wrong first answer (another cause, healthy for a failing run,
 #: failing for a healthy one) more confident than CONFIDENT_WRONG.
-CONFIDENT_WRONG_BOUND, CONFIDENT_WRONG = 0.002, 0.95
+CONFIDENT_WRONG_BOUND = 0.002
 
 
 def _verdicts(judged: Iterable[_Judged], cal: Calibration, temperature: float,

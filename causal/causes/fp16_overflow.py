@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
-from causal.localize import output_layer, own_code_inputs
+from causal.localize import OWN_CODE_NOTE, output_layer, own_code_inputs
 from causal.run_queries import (
     failure_step,
     finite,
@@ -25,11 +25,6 @@ from causal.run_queries import (
 )
 from causal.schema.run import Direction, LayerStat, Run
 from causal.symptoms.data import half_loss_overflow_ops
-
-#: The note of an overflow in the model's own code between submodules: the layer named is the
-#: one whose output that code took (the one closest to the fp16 maximum, of several).
-OWN_CODE_NOTE = ("the overflow is in the model's own forward code, between submodules: the layer "
-                 "named is the one whose output it took")
 
 
 class Fp16Overflow(CauseNode):

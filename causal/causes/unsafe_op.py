@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from causal.causes.base import FAILED_OUTCOME, CauseNode
 from causal.hypothesis import Localization
-from causal.localize import loss_input_layer, own_code_inputs
+from causal.localize import OWN_CODE_NOTE, loss_input_layer, own_code_inputs
 from causal.run_queries import (
     born_in_found_targets,
     first_origin,
@@ -27,10 +27,6 @@ from causal.schema.run import LOSS, Direction, Run
 #: is no module, and the authors of the suite's scenarios who name one for such an op name that
 #: layer (the others give none).
 IN_LOSS_NOTE = "the op is in the loss function: the layer named is the one whose output it took"
-#: The note of an op in the model's own forward code, between submodules, placed at the one
-#: layer whose output it took.
-OWN_CODE_NOTE = ("the op is in the model's own forward code, between submodules: the layer "
-                 "named is the one whose output it took")
 #: The note of an op placed in the loss because the first non-finite value was a target the
 #: monitor found in the loss's graph: the loss may have computed it from the labels.
 FROM_TARGETS_NOTE = ("a corrupt label looks the same from the loss's graph: "

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from causal.diagnose import REPORT_THRESHOLD
+from causal.verdict import CONFIDENT_WRONG
 from neuraldbg.suite.verify import HEALTHY
 
 Row = dict[str, Any]
@@ -151,10 +152,6 @@ def latency(rows: Sequence[Row]) -> float | None:
     return statistics.median(values) if values else None
 
 
-#: A wrong first answer above this confidence is a confident mistake (issue 26's target: none).
-CONFIDENT_WRONG = 0.95
-
-
 def called_healthy(rows: Sequence[Row], threshold: float = REPORT_THRESHOLD
                    ) -> tuple[int, int, int]:
     """(failing runs, how many were predicted healthy, how many of those with their own cause
@@ -179,7 +176,7 @@ def summarize(rows: Sequence[Row], threshold: float = REPORT_THRESHOLD,
     """The measures of `rows`; `require_cause=False` and `probabilities=False` score a rule that
     names a layer but no cause and no probability (localization by layer alone, no ECE/Brier)."""
     scored = _scored(rows)
-    return {
+    out = {
         "runs": len(scored), "errors": len(rows) - len(scored),
         "top1": top_k(rows, 1, threshold), "top3": top_k(rows, 3, threshold),
         "localization": localization(rows, False, require_cause, threshold),
@@ -188,11 +185,13 @@ def summarize(rows: Sequence[Row], threshold: float = REPORT_THRESHOLD,
         "brier": brier(rows) if probabilities else None,
         "false_alarm_rate": false_alarm_rate(rows, threshold), "latency": latency(rows),
         "seconds": _mean([float(r["seconds"]) for r in scored if r.get("seconds") is not None]),
-        **({} if not probabilities else dict(zip(
-            ("failing_runs", "called_healthy", "called_healthy_cause_first"),
-            called_healthy(rows, threshold), strict=True),
-            confident_wrong=confident_mistakes(rows, threshold))),
     }
+    if probabilities:  # a rule that names no cause calls no run healthy or wrong with a confidence
+        failing, missed, first = called_healthy(rows, threshold)
+        out.update(failing_runs=failing, called_healthy=missed,
+                   called_healthy_cause_first=first,
+                   confident_wrong=confident_mistakes(rows, threshold))
+    return out
 
 
 def score(rows: Sequence[Row], threshold: float = REPORT_THRESHOLD,

@@ -337,9 +337,9 @@ def test_a_value_born_in_the_models_own_code_is_put_at_the_layer_whose_output_it
     predecessor of the submodule that first saw it, else a layer the code returned). An fp16
     overflow with several such layers names the one closest to the fp16 maximum; an unsafe op
     with several keeps the model itself, as it cannot tell which."""
-    from causal.causes.fp16_overflow import OWN_CODE_NOTE as HALF_NOTE
     from causal.causes.fp16_overflow import Fp16Overflow
-    from causal.causes.unsafe_op import OWN_CODE_NOTE, UnsafeOp
+    from causal.causes.unsafe_op import UnsafeOp
+    from causal.localize import OWN_CODE_NOTE
 
     graph = LayerGraph("fx", (LayerNode("a", "a", "Linear", 100, 0, 0, True),
                               LayerNode("b", "b", "Linear", 100, 1, 1, True),
@@ -356,7 +356,7 @@ def test_a_value_born_in_the_models_own_code_is_put_at_the_layer_whose_output_it
         return Run({}, graph, (origin,), series(4, [1.0, 0.9, 0.8, math.inf]), (), (near_max,))
 
     half = Fp16Overflow().localize(born_in_own_code(first_seen_in="head"))
-    assert (half.layer, half.step, half.note) == ("b", 3, HALF_NOTE)
+    assert (half.layer, half.step, half.note) == ("b", 3, OWN_CODE_NOTE)
     run = born_in_own_code(first_seen_in="head")
     assert "in the model's own forward code, on the output of 'b' (Linear)" in (
         Fp16Overflow().describe(run, half))
