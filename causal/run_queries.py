@@ -288,6 +288,48 @@ def sign_break(run: Run) -> tuple[int, str, float] | None:
     return None
 
 
+#: Batches the outlier test needs to say what ordinary data looks like.
+OUTLIER_MIN_BATCHES = 8
+#: A batch is extreme when the robust z-score of its log max|x| passes this...
+OUTLIER_Z = 8.0
+#: ...and it lies this many decades above every other batch's max|x|.
+OUTLIER_GAP_DECADES = 0.7
+
+
+def extreme_batch(run: Run) -> tuple[int, str] | None:
+    """The one batch, at or before the failure, far above all others in max|x| (or max|y|):
+    a robust z-score of log max|x| over OUTLIER_Z and a gap of OUTLIER_GAP_DECADES to the next.
+    Only a batch up to the failure can be its cause; when the run broke in its first steps,
+    the batches after it (the same data) say what ordinary is. (step, "input" or "target")."""
+    stop = failure_step(run)
+    for kind in ("input", "target"):
+        pts = [(s, v) for s, v in run.series.get(f"{kind}_max_abs") if math.isfinite(v) and v > 0]
+        candidates = sum(1 for s, _ in pts if stop is None or s <= stop + 1)
+        pts = pts[:max(candidates, OUTLIER_MIN_BATCHES)]
+        if candidates == 0 or len(pts) < OUTLIER_MIN_BATCHES:
+            continue
+        logs = [math.log10(v) for _, v in pts]
+        z = robust_z(logs)
+        top = max(range(candidates), key=z.__getitem__)
+        others = logs[:top] + logs[top + 1:]
+        if z[top] > OUTLIER_Z and logs[top] - max(others) > OUTLIER_GAP_DECADES:
+            return pts[top][0], kind
+    return None
+
+
+def broke_on_extreme_batch(run: Run) -> bool:
+    """The first non-finite value was born on the step an extreme batch entered the model
+    (`extreme_batch`), or one that left the sign its data always had (`sign_break`): an op
+    that kept to ordinary values until then met the batch's."""
+    step = nonfinite_step(run)
+    if step is None:
+        return False
+    if sign_break(run) is not None:
+        return True
+    extreme = extreme_batch(run)
+    return extreme is not None and extreme[0] == step
+
+
 def failure_step(run: Run) -> int | None:
     """The step the run started to fail: its first non-finite value, else the first gradient
     or loss transition into a bad regime (activation regimes explain failures, they are not
@@ -378,13 +420,24 @@ def median_start_gain(run: Run) -> float | None:
 
 def zero_init_layers(run: Run) -> tuple[list[str], int]:
     """(the layers whose weights started at exactly zero, in forward order; how many layers
-    have weights) when those are at least two and at least half of them, else ([], count).
-    A few zero-initialised layers (output heads, residual gates, LoRA's B) are a design."""
+    have weights) when those are at least two and at least half of them, or when one of them
+    is stuck there (`stuck_at_zero`), else ([], count). A few zero-initialised layers that
+    receive a gradient (output heads, residual gates, LoRA's B) are a design."""
     gains = start_gains(run)
     zero = [n for n, gain in gains if gain == 0.0]
-    if len(zero) >= 2 and 2 * len(zero) >= len(gains):
+    if (len(zero) >= 2 and 2 * len(zero) >= len(gains)) or stuck_at_zero(run):
         return zero, len(gains)
     return [], len(gains)
+
+
+def stuck_at_zero(run: Run) -> list[str]:
+    """The layers whose weights started at exactly zero and whose gradient was exactly zero
+    at every step recorded of the first OPENING_STEPS: a zero layer's gradient is what flows
+    back into it times what it reads, so with another zero layer after it, or a ReLU that its
+    zero output keeps shut, it never moves (a zero head reading features does, and learns)."""
+    grads = layer_series(run, LayerStat.GRAD_NORM, until=OPENING_STEPS - 1)
+    return [n for n, gain in start_gains(run) if gain == 0.0
+            and (pts := [v for _, v in grads.get(n, [])]) and all(v == 0.0 for v in pts)]
 
 
 def param_layers(run: Run) -> list[str]:

@@ -30,8 +30,9 @@ class DeadRelu(CauseNode):
                          "diverging": 0.05, "plateau": 0.65,
                          "overshoot_plateau": 0.1},
         "grad_regime": {"healthy": 0.3, "exploding": 0.05, "vanishing": 0.55, "both": 0.1},
-        "nonfinite_birth": {"none": 0.935, "input": 0.01, "target": 0.005, "forward_op": 0.01,
-                            "forward_layer": 0.02, "loss": 0.01, "backward": 0.01},
+        "nonfinite_birth": {"none": 0.935, "input": 0.01, "target": 0.005, "forward_op": 0.008,
+                            "forward_op_on_outlier": 0.002, "forward_layer": 0.02, "loss": 0.01,
+                            "backward": 0.01},
         "grad_depth": {"flat": 0.75, "vanishing_saturating": 0.02, "vanishing": 0.18,
                        "exploding": 0.05},
         # units are often killed by oversized updates (the catalogue's first fix is a lower

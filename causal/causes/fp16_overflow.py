@@ -35,8 +35,9 @@ class Fp16Overflow(CauseNode):
         "outcome": FAILED_OUTCOME,
         "half_precision": {"fp32": 0.01, "ok": 0.09, "near_limit": 0.3, "overflow": 0.6},
         "scaler": {"none": 0.5, "stable": 0.2, "collapsing": 0.3},
-        "nonfinite_birth": {"none": 0.095, "input": 0.01, "target": 0.005, "forward_op": 0.1,
-                            "forward_layer": 0.5, "loss": 0.14, "backward": 0.15},
+        "nonfinite_birth": {"none": 0.095, "input": 0.01, "target": 0.005, "forward_op": 0.08,
+                            "forward_op_on_outlier": 0.02, "forward_layer": 0.5, "loss": 0.14,
+                            "backward": 0.15},
         "onset": {"none": 0.05, "start": 0.25, "early": 0.3, "late": 0.4},
         "loss_jump": {"none": 0.45, "on_calm_weights": 0.35, "after_trouble": 0.2},
         # a calm run that learned until the overflow

@@ -39,8 +39,9 @@ class UnsafeOp(CauseNode):
     summary = "A numerically unsafe operation"
     likelihoods = MappingProxyType({
         "outcome": FAILED_OUTCOME,
-        "nonfinite_birth": {"none": 0.02, "input": 0.01, "target": 0.05, "forward_op": 0.5,
-                            "forward_layer": 0.05, "loss": 0.22, "backward": 0.15},
+        "nonfinite_birth": {"none": 0.02, "input": 0.01, "target": 0.05, "forward_op": 0.49,
+                            "forward_op_on_outlier": 0.01, "forward_layer": 0.05, "loss": 0.22,
+                            "backward": 0.15},
         "onset": {"none": 0.02, "start": 0.2, "early": 0.28, "late": 0.5},
         "grad_regime": {"healthy": 0.7, "exploding": 0.15, "vanishing": 0.1, "both": 0.05},
         "loss_pattern": {"steady": 0.75, "spike_recover": 0.1, "oscillating": 0.05,

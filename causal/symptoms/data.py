@@ -10,13 +10,13 @@ from types import MappingProxyType
 
 from causal.run_queries import (
     data_nonfinite_contained,
+    extreme_batch,
     failure_step,
     finite,
     first_origin,
     half_dtypes,
     input_born,
     layer_series,
-    robust_z,
     sign_break,
 )
 from causal.schema.run import Direction, Event, LayerStat, Run, State
@@ -27,10 +27,6 @@ from causal.symptoms.base import Symptom
 #: not ruled out, so "none" is only as likely as the inputs alone make it.
 TARGETS_UNSEEN = MappingProxyType({"none": 0.7, "outlier": 0.22, "nonfinite": 0.0,
                                    "nonfinite_target": 0.08})
-
-
-#: Batches the outlier test needs to say what ordinary data looks like.
-OUTLIER_MIN_BATCHES = 8
 
 
 class InputOutlier(Symptom):
@@ -69,20 +65,8 @@ class InputOutlier(Symptom):
             return self.hard("nonfinite_target")
         if sign_break(run) is not None:  # a value of a sign its data never had, made non-finite
             return self.hard("outlier")
-        for column in ("input_max_abs", "target_max_abs"):
-            pts = [(s, v) for s, v in run.series.get(column) if math.isfinite(v) and v > 0]
-            candidates = sum(1 for s, _ in pts if stop is None or s <= stop + 1)
-            # only a batch up to the failure can be its cause; when the run broke in its first
-            # steps, the batches after it (the same data) say what ordinary is
-            pts = pts[:max(candidates, OUTLIER_MIN_BATCHES)]
-            if candidates == 0 or len(pts) < OUTLIER_MIN_BATCHES:
-                continue
-            logs = [math.log10(v) for _, v in pts]
-            z = robust_z(logs)
-            top = max(range(candidates), key=z.__getitem__)
-            others = logs[:top] + logs[top + 1:]
-            if z[top] > 8 and logs[top] - max(others) > 0.7:
-                return self.hard("outlier")
+        if extreme_batch(run) is not None:
+            return self.hard("outlier")
         if not run.series.get("target_max_abs"):
             return dict(TARGETS_UNSEEN)
         return self.hard("none")

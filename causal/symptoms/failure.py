@@ -13,6 +13,7 @@ from causal.run_queries import (
     HIGH_UPDATE_RATIO,
     STALL_MIN_STEPS,
     born_in_found_targets,
+    broke_on_extreme_batch,
     first_origin,
     half_dtypes,
     layer_series,
@@ -34,15 +35,29 @@ class NonfiniteBirth(Symptom):
     outputs were of ordinary size just before (then an op inside it). In the data: `input`;
     in targets the monitor found in the loss's graph rather than was given, `target`: those
     are the labels or a value the loss computed from them (a division by a flat group's zero
-    spread), so a corrupt label and an unsafe op in the loss both show it."""
+    spread), so a corrupt label and an unsafe op in the loss both show it. An op that broke on
+    the step an extreme batch entered, or one of a sign its data never had
+    (`broke_on_extreme_batch`: an exp of a 1e4 reading, the log of a -999 sentinel), is its own
+    state, `forward_op_on_outlier`: the op kept to the data's range until the batch left it."""
 
     name = "nonfinite_birth"
-    states = ("none", "input", "target", "forward_op", "forward_layer", "loss", "backward")
+    states = ("none", "input", "target", "forward_op", "forward_op_on_outlier", "forward_layer",
+              "loss", "backward")
     description = "where the first inf/NaN appeared"
-    leak = MappingProxyType({"none": 0.9, "input": 0.015, "target": 0.005, "forward_op": 0.02,
-                             "forward_layer": 0.02, "loss": 0.02, "backward": 0.02})
+    leak = MappingProxyType({"none": 0.9, "input": 0.015, "target": 0.005, "forward_op": 0.015,
+                             "forward_op_on_outlier": 0.005, "forward_layer": 0.02, "loss": 0.02,
+                             "backward": 0.02})
 
     def observe(self, run: Run) -> Mapping[str, float]:
+        where = dict(self._where(run))
+        if where.get("forward_op") and broke_on_extreme_batch(run):
+            where["forward_op_on_outlier"] = where.get("forward_op_on_outlier", 0.0) + where[
+                "forward_op"]
+            where["forward_op"] = 0.0
+        return where
+
+    def _where(self, run: Run) -> Mapping[str, float]:
+        """The state by where the origin was born alone."""
         ev = first_origin(run)
         if ev is None:
             return self.hard("none")

@@ -20,6 +20,7 @@ from causal.run_queries import (
     param_layers,
     start_stds,
     state_window_end,
+    stuck_at_zero,
     trouble_events,
     update_ratio_medians,
 )
@@ -231,7 +232,10 @@ class WeightScale(Symptom):
     what any standard init gives, read on the median layer (a few zero-initialised heads or
     gates are a design, a whole stack at std 0.01 or 1 is not). Read directly, because the
     activations do not always show it: a tanh stack initialised far too large keeps its
-    outputs' scale flat with depth, pinned at +-1. No layer with a weight: no evidence."""
+    outputs' scale flat with depth, pinned at +-1. A layer stuck at zero (its weights start at
+    exactly zero and no gradient reaches them: `stuck_at_zero`) is weights far too small
+    wherever the median sits: nothing flows through it, ever. No layer with a weight: no
+    evidence."""
 
     name = "weight_scale"
     states = ("typical", "small", "large")
@@ -242,6 +246,8 @@ class WeightScale(Symptom):
         gain = median_start_gain(run)
         if gain is None:
             return self.unobserved()
+        if stuck_at_zero(run):
+            return self.hard("small")
         return self.graded(gain, [(SMALL_GAIN, "typical"), (LARGE_GAIN, "large")],
                            below="small")
 

@@ -1238,3 +1238,29 @@ def test_an_unexplained_failure_names_where_its_first_non_finite_value_was_born(
     text = Diagnosis(run, (), failing=0.9, unexplained=0.85).format()
     assert text.startswith("Failing (0.90), cause not in the catalogue: the first non-finite "
                            "value was born at step 4 (forward, "), text
+
+
+@pytest.mark.parametrize("extreme", ["none", "earlier", "at_birth", "sign_at_birth"])
+def test_an_op_that_broke_on_the_step_an_extreme_batch_entered_is_read_as_the_batch(extreme):
+    """A parameterless op on ordinary inputs that turns non-finite is an unsafe op; the same op
+    turning non-finite on the very step an extreme batch (1e4 among readings of 3), or one of a
+    sign the data never had (a -999 sentinel), entered the model kept to the data's range until
+    the batch left it: `forward_op_on_outlier`, and the batch is the cause. An extreme batch
+    that came and went 80 steps earlier broke nothing."""
+    from causal.symptoms.failure import NonfiniteBirth
+
+    run = run_unsafe_op()
+    inp = [3.0 + 0.1 * (i % 5) for i in range(141)]
+    low = [0.1 + 0.01 * (i % 3) for i in range(141)]
+    if extreme in ("earlier", "at_birth"):
+        inp[60 if extreme == "earlier" else 140] = 4e4
+    if extreme == "sign_at_birth":
+        low[140] = -999.0
+        inp[140] = 999.0
+    cols = {**run.series.columns, "input_max_abs": tuple(inp), "input_min": tuple(low)}
+    run = Run(run.meta, run.dag, run.events, Series(run.series.steps, cols), run.settings,
+              run.windows)
+    on_batch = extreme.endswith("at_birth")
+    birth = NonfiniteBirth().observe(run)
+    assert birth["forward_op_on_outlier" if on_batch else "forward_op"] == 1.0
+    assert diagnose(run)[0].cause == ("data_outlier" if on_batch else "unsafe_op")

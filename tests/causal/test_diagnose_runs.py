@@ -169,3 +169,29 @@ def test_demo_run_is_diagnosed_as_a_learning_rate_problem(run_path):
     assert run.first_nonfinite is not None
     assert hyps[0].cause == "lr_too_high"
     assert any("lr is 0.03 on param group 0" in f for f in hyps[0].fixes)
+
+
+def test_a_zero_layer_that_no_gradient_reaches_is_stuck_a_zero_head_is_a_design(tmp_path):
+    """Two zero-initialised layers in series: the first one's gradient is what flows back into
+    it (through the second's zero weights) times what it reads, zero, so it never moves (the
+    second's bias does: its gradient norm is not zero); the weights read as far too small and
+    the bad init is placed at the first of them. A zero-initialised head
+    reading ordinary features receives a gradient and learns: no evidence either way."""
+    from causal.causes.bad_init import BadInit
+    from causal.run_queries import stuck_at_zero
+    from causal.symptoms.layers import WeightScale
+
+    def zeroed(*layers: int) -> nn.Module:
+        model = mlp()
+        for i in layers:
+            nn.init.zeros_(model[i].weight)
+            nn.init.zeros_(model[i].bias)
+        return model
+
+    stuck = train(zeroed(2, 4), str(tmp_path / "stuck.ndbg"))
+    assert stuck_at_zero(stuck) == ["2"]
+    assert WeightScale().evidence(stuck)["small"] == 1.0
+    assert BadInit().localize(stuck).layer == "2"
+    head = train(zeroed(4), str(tmp_path / "head.ndbg"))
+    assert stuck_at_zero(head) == []
+    assert WeightScale().evidence(head)["typical"] == 1.0
