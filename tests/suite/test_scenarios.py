@@ -32,12 +32,11 @@ KNOWN_MISSES: dict[str, str] = {
     # too, unsafe_op again with session 38's fit (0.55 against 0.43), and right again with
     # session 39's on 1714 families: data_outlier 0.50 against unsafe_op 0.48, a near tie;
     # 0.90 since session 40 reads an op that broke on an extreme batch's step as its own state)
-    # (lr_too_high_relu_convnet_sgd was read dead_relu 0.32 against lr_too_high 0.28 from
-    # session 33, when blind wave 20 was fitted too, and right again with session 38's final
-    # fit: lr_too_high 0.50 against dead_relu 0.42)
-    "lr_too_high_relu_convnet_sgd": "an SGD lr that kills a convnet's ReLUs: read as dead_relu "
-                                    "(0.51 against 0.41) since wave 29 was fitted too (session "
-                                    "40), whose authors label ReLUs an lr killed both ways",
+    # (lr_too_high_relu_convnet_sgd, an SGD lr that kills a convnet's ReLUs, a near tie that
+    # flips with the fit: dead_relu 0.32 against lr_too_high 0.28 from session 33, right with
+    # session 38's final fit (0.50 against 0.42), dead_relu 0.51 against 0.41 with wave 29
+    # fitted too, right again with wave 30 (session 40's final fit: lr_too_high 0.51 against
+    # dead_relu 0.41); wave 29's and wave 30's authors label ReLUs an lr killed both ways)
 }
 
 
