@@ -51,9 +51,7 @@ class NonfiniteBirth(Symptom):
     def observe(self, run: Run) -> Mapping[str, float]:
         where = dict(self._where(run))
         if where.get("forward_op") and broke_on_extreme_batch(run):
-            where["forward_op_on_outlier"] = where.get("forward_op_on_outlier", 0.0) + where[
-                "forward_op"]
-            where["forward_op"] = 0.0
+            where["forward_op_on_outlier"] = where.pop("forward_op")
         return where
 
     def _where(self, run: Run) -> Mapping[str, float]:
