@@ -187,7 +187,10 @@ class InitDepthTrend(Symptom):
     """Activation scale against depth at the first recorded step: geometric growth or decay
     through the layers with weights is the signature of a bad initialisation. Depth is the
     layer DAG's longest path (`main_path_layers`): a side branch that feeds every block (a
-    time-step embedding's projection) keeps its own scale and would flatten the trend."""
+    time-step embedding's projection) keeps its own scale and would flatten the trend. A
+    stack that shrinks steeply and steadily (`_steep_fall`) shrinks, whatever follows it: a
+    head or recurrence whose default-initialised biases restore the scale after an encoder
+    initialised at std 0.01 hides the decay from the slope over the whole depth."""
 
     name = "init_depth_trend"
     states = ("flat", "growing", "shrinking")
@@ -211,13 +214,31 @@ class InitDepthTrend(Symptom):
         # so decay must be much stronger than that to count; any real growth counts
         if total > 1.0 and slope > math.log10(1.5):
             return self.hard("growing")
-        if total < -2.0 and slope < -math.log10(3.0):
+        if (total < -2.0 and slope < -math.log10(3.0)) or _steep_fall(scale):
             return self.hard("shrinking")
         if total > 0.6:  # a milder growth: half the evidence
             return {"flat": 0.5, "growing": 0.5}
         if total < -1.5 and slope < -math.log10(2.0):
             return {"flat": 0.5, "shrinking": 0.5}
         return self.hard("flat")
+
+
+#: A steep fall: FALL_STEPS or more layer-to-layer steps in a row along the depth (five layers),
+#: each output's std at least FALL_STEP decades (4x) below the one before, FALL_TOTAL decades in
+#: all. PyTorch's default init shrinks a ReLU stack about 0.4 decades a layer: far past it.
+FALL_STEPS, FALL_STEP, FALL_TOTAL = 4, 0.6, 3.0
+
+
+def _steep_fall(scale: list[float]) -> bool:
+    """Whether the log10 stds along the depth hold a steep fall (FALL_STEPS...)."""
+    start = 0
+    for k in range(1, len(scale) + 1):
+        if k < len(scale) and scale[k - 1] - scale[k] >= FALL_STEP:
+            continue
+        if k - 1 - start >= FALL_STEPS and scale[start] - scale[k - 1] >= FALL_TOTAL:
+            return True
+        start = k
+    return False
 
 
 #: A weight whose rms x sqrt(fan_in) is under SMALL_GAIN or over LARGE_GAIN at the start is off

@@ -564,6 +564,29 @@ def test_init_depth_trend_follows_the_network_depth_past_side_branches():
     assert BadInit().localize(run).layer == "b0"
 
 
+def test_a_steep_fall_through_an_encoder_is_shrinking_though_a_head_restores_the_scale():
+    """A strided conv encoder initialised at std 0.01 loses a decade a layer at step 0; the
+    recurrence and predictors after it are default-initialised, and their biases bring the
+    std back to 0.05. The slope over the whole depth is flattened by that rebound; the fall
+    itself is the bad init. A default-initialised ReLU stack (0.4 decades a layer) and a
+    fall of three steps are no such thing."""
+    from causal.symptoms.layers import InitDepthTrend
+
+    def trend(stds: list[float]) -> dict[str, float]:
+        names = [f"l{k}" for k in range(len(stds))]
+        nodes = tuple(LayerNode(n, n, "Conv1d", 100, k, k, True) for k, n in enumerate(names))
+        g = LayerGraph("fx", nodes, tuple(itertools.pairwise(names)))
+        start = window(g, 2, {(n, "act_std"): [v, v, v] for n, v in zip(names, stds,
+                                                                     strict=True)}, [0, 1, 2])
+        return InitDepthTrend().observe(Run({}, g, (), series(3), (), (start,)))
+
+    encoder = [3e-2, 3e-3, 3e-4, 3e-5, 1.5e-6]
+    head = [7e-2, 4e-2, 4e-2]
+    assert trend([*encoder, *head])["shrinking"] == 1.0
+    assert trend([*encoder[:4], *head])["shrinking"] < 1.0  # three steps: too short
+    assert trend([*(10 ** (-0.4 * k) for k in range(6)), 1.0, 1.0])["shrinking"] < 1.0
+
+
 def test_a_run_that_never_made_progress_failed_from_its_start_even_without_a_transition():
     """Too large first steps of an adaptive optimizer throw the loss up, and it falls back to
     the untrained model's level and sits there: no transition fires, yet the run failed at
