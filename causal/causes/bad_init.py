@@ -15,6 +15,7 @@ import statistics
 from types import MappingProxyType
 
 from causal.causes.base import FAILED_OUTCOME, CauseNode
+from causal.gradient_flow import times
 from causal.hypothesis import Localization
 from causal.run_queries import (
     TABLE_TYPES,
@@ -113,8 +114,19 @@ class BadInit(CauseNode):
                     f"{'small' if gain < SMALL_GAIN else 'large'}{where}: their rms x "
                     f"sqrt(fan_in) is {gain:.2g} on the median layer, where PyTorch's default "
                     "init gives 0.58 and Kaiming's 1.4")
-        return (f"Bad initialisation: the activation scale changes geometrically with depth"
-                f"{where} at step {loc.step or 0}")
+        stretch = _stretch(_start_factors(run))
+        if stretch is None:
+            return (f"Bad initialisation: the activation scale changes geometrically with depth"
+                    f"{where} at step {loc.step or 0}")
+        span, direction = stretch
+        total = 10 ** abs(sum(x for _, x in span))
+        per = total ** (1.0 / len(span))
+        way = "grows" if direction > 0 else "shrinks"
+        through = (f"through {len(span)} layers, {layer_label(run, span[0][0])} to "
+                   f"{layer_label(run, span[-1][0])}" if len(span) > 1
+                   else f"in {layer_label(run, span[0][0])}")
+        return (f"Bad initialisation: the activation scale {way} {times(total)} {through} "
+                f"(about {per:.2g}x a layer) at step {loc.step or 0}")
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
         types = {n.module_type for n in run.dag.nodes}
@@ -144,12 +156,12 @@ def _first_alike(run: Run, layer: str) -> str:
                  if (gain > LARGE_GAIN if large else 0.0 < gain < SMALL_GAIN)), layer)
 
 
-def _steepest_stretch(steps: list[tuple[str, float]]) -> str | None:
-    """Where the consecutive stretch of `steps` (layer, log10 factor) with the largest total
-    growth or decay (the maximum-sum run, over both signs; the earlier one on a tie) begins:
-    its first layer that moves the scale by at least half the stretch's median factor (a
-    layer near its right scale in front of the stretch does not start it). None when no
-    factor moves the scale at all."""
+def _stretch(steps: list[tuple[str, float]]) -> tuple[list[tuple[str, float]], float] | None:
+    """The consecutive stretch of `steps` (layer, log10 factor) with the largest total growth
+    or decay (the maximum-sum run, over both signs; the earlier one on a tie), from its first
+    layer that moves the scale by at least half the stretch's median factor (a layer near its
+    right scale in front of the stretch does not start it), and its direction (+1 growth, -1
+    decay). None when no factor moves the scale at all."""
     best, span, direction = 0.0, (0, 0), 1.0
     for sign in (1.0, -1.0):
         total, first = 0.0, 0
@@ -163,7 +175,21 @@ def _steepest_stretch(steps: list[tuple[str, float]]) -> str | None:
         return None
     stretch = steps[span[0]:span[1]]
     typical = statistics.median(direction * x for _, x in stretch)
-    return next(layer for layer, x in stretch if direction * x >= typical / 2)
+    start = next(k for k, (_, x) in enumerate(stretch) if direction * x >= typical / 2)
+    return stretch[start:], direction
+
+
+def _steepest_stretch(steps: list[tuple[str, float]]) -> str | None:
+    """Where `_stretch` begins: the layer the growth or decay starts at (None: no stretch)."""
+    stretch = _stretch(steps)
+    return stretch[0][0][0] if stretch else None
+
+
+def _start_factors(run: Run) -> list[tuple[str, float]]:
+    """`_factors` of the first recorded step over the layers that keep a scale of their own."""
+    first, std = start_stds(run)
+    layers = _own_scale(param_layers(run), std)
+    return _factors(run, layers, std, dict(run.series.get("input_std")).get(first))
 
 
 def _own_scale(layers: list[str], std: dict[str, float]) -> list[str]:

@@ -587,6 +587,26 @@ def test_a_steep_fall_through_an_encoder_is_shrinking_though_a_head_restores_the
     assert trend([*(10 ** (-0.4 * k) for k in range(6)), 1.0, 1.0])["shrinking"] < 1.0
 
 
+def test_a_bad_init_says_which_way_the_scale_moves_how_far_and_through_which_layers():
+    """The description names the stretch the localizer found, its direction and size: from
+    an input of std 1 to 3e-6 at l4 (30x at l0, then 10x a layer), not just "changes"."""
+    from causal.causes.bad_init import BadInit
+
+    stds = [3e-2, 3e-3, 3e-4, 3e-5, 3e-6, 7e-2, 4e-2]
+    names = [f"l{k}" for k in range(len(stds))]
+    nodes = tuple(LayerNode(n, n, "Conv1d", 100, k, k, True) for k, n in enumerate(names))
+    g = LayerGraph("fx", nodes, tuple(itertools.pairwise(names)))
+    start = window(g, 2, {(n, "act_std"): [v, v, v] for n, v in zip(names, stds, strict=True)},
+                   [0, 1, 2])
+    cols = dict(series(3).columns, input_std=(1.0,) * 3)
+    run = Run({}, g, (), Series((0, 1, 2), cols), (), (start,))
+    node = BadInit()
+    loc = node.localize(run)
+    assert loc.layer == "l0"
+    text = node.describe(run, loc)
+    assert "shrinks 333,333x through 5 layers, 'l0'" in text and "'l4'" in text, text
+
+
 def test_a_run_that_never_made_progress_failed_from_its_start_even_without_a_transition():
     """Too large first steps of an adaptive optimizer throw the loss up, and it falls back to
     the untrained model's level and sits there: no transition fires, yet the run failed at
