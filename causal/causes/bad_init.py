@@ -64,15 +64,13 @@ class BadInit(CauseNode):
         growth or decay (`_steepest_stretch`). A side branch that keeps its own scale (a
         time-step embedding's projection into each block) neither starts nor breaks it, and a
         single layer that is off in an otherwise ordinary network is a stretch of its own."""
-        first, std = start_stds(run)
+        first, std, layers, input_std = _start_scales(run)
         zero, weighted = zero_init_layers(run)
         if zero:  # most weights start at exactly zero: nothing flows, whatever the scales say
             return Localization(zero[0], first, (),
                                 f"{len(zero)} of {weighted} layers with weights start at zero")
-        layers = _own_scale(param_layers(run), std)
         if not layers:
             return Localization(None, 0)
-        input_std = dict(run.series.get("input_std")).get(first)
         known_input = input_std is not None
         steps = _factors(run, layers, std, input_std)
         if len(steps) < 2:
@@ -114,7 +112,8 @@ class BadInit(CauseNode):
                     f"{'small' if gain < SMALL_GAIN else 'large'}{where}: their rms x "
                     f"sqrt(fan_in) is {gain:.2g} on the median layer, where PyTorch's default "
                     "init gives 0.58 and Kaiming's 1.4")
-        stretch = _stretch(_start_factors(run))
+        _, std, layers, input_std = _start_scales(run)
+        stretch = _stretch(_factors(run, layers, std, input_std))
         if stretch is None:
             return (f"Bad initialisation: the activation scale changes geometrically with depth"
                     f"{where} at step {loc.step or 0}")
@@ -123,10 +122,12 @@ class BadInit(CauseNode):
         per = total ** (1.0 / len(span))
         way = "grows" if direction > 0 else "shrinks"
         through = (f"through {len(span)} layers, {layer_label(run, span[0][0])} to "
-                   f"{layer_label(run, span[-1][0])}" if len(span) > 1
+                   f"{layer_label(run, span[-1][0])} (about {per:.2g}x a layer)" if len(span) > 1
                    else f"in {layer_label(run, span[0][0])}")
-        return (f"Bad initialisation: the activation scale {way} {times(total)} {through} "
-                f"(about {per:.2g}x a layer) at step {loc.step or 0}")
+        # the localizer may start it earlier, at the first layer initialised alike
+        start = where if loc.layer and loc.layer != span[0][0] else ""
+        return (f"Bad initialisation{start}: the activation scale {way} {times(total)} "
+                f"{through} at step {loc.step or 0}")
 
     def fixes(self, run: Run, loc: Localization) -> list[str]:
         types = {n.module_type for n in run.dag.nodes}
@@ -185,11 +186,13 @@ def _steepest_stretch(steps: list[tuple[str, float]]) -> str | None:
     return stretch[0][0][0] if stretch else None
 
 
-def _start_factors(run: Run) -> list[tuple[str, float]]:
-    """`_factors` of the first recorded step over the layers that keep a scale of their own."""
+def _start_scales(run: Run) -> tuple[int, dict[str, float], list[str], float | None]:
+    """What the scale factors are read from: the first recorded step, each layer's output std
+    there (`start_stds`), the layers with weights that keep a scale of their own
+    (`_own_scale`) and the input batch's std on that step (None when not recorded)."""
     first, std = start_stds(run)
-    layers = _own_scale(param_layers(run), std)
-    return _factors(run, layers, std, dict(run.series.get("input_std")).get(first))
+    return (first, std, _own_scale(param_layers(run), std),
+            dict(run.series.get("input_std")).get(first))
 
 
 def _own_scale(layers: list[str], std: dict[str, float]) -> list[str]:
