@@ -89,6 +89,9 @@ class CausalNetwork:
         self.symptoms = {s: symptoms[s] for s in self.parents}
         self.leaks = {s: sym.leak_distribution() for s, sym in self.symptoms.items()}
         self._all_symptoms = symptoms
+        #: the symptoms many ordinary runs cannot show (`Symptom.often_unreadable`)
+        self.often_unreadable = frozenset(s for s, sym in symptoms.items()
+                                          if sym.often_unreadable)
         # the columns `root_shares` reads: each symptom with no cause present, and with each
         # of its parents alone
         self._none = {s: self.column(s, []) for s in self.parents}

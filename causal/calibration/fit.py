@@ -286,9 +286,11 @@ def _check_observations(observations: Sequence[Observation], registry: Registry,
 #: label -> symptom -> state -> summed probability, and label -> number of runs.
 _Sums = dict[str, dict[str, dict[str, float]]]
 #: A run as the share temperature is chosen on it: the observation, its uncalibrated marginals,
-#: its causes' single-fault log-odds and the loss symptoms' distributions with no cause.
+#: its causes' single-fault log-odds, the loss symptoms' distributions with no cause, its
+#: uncalibrated P(at least one cause present) and the symptoms many runs cannot show
+#: (`CausalNetwork.often_unreadable`).
 _Judged = tuple[Observation, Mapping[str, float], Mapping[str, float],
-                Mapping[str, Mapping[str, float]], float]
+                Mapping[str, Mapping[str, float]], float, frozenset[str]]
 
 
 def _sums(observations: Iterable[Observation], states: Mapping[str, Sequence[str]]
@@ -641,9 +643,9 @@ def _verdicts(judged: Iterable[_Judged], cal: Calibration, temperature: float,
     `cal`, the root shares tempered by `temperature` (and `sharp`: `causal.verdict.judge`)."""
     from causal.verdict import judge
 
-    for ob, present, log_odds, columns, any_present in judged:
+    for ob, present, log_odds, columns, any_present, unreadable in judged:
         yield ob, judge({c: cal(p) for c, p in present.items()}, log_odds, ob.evidence, columns,
-                        temperature, sharp, cal(any_present))
+                        temperature, sharp, cal(any_present), unreadable)
 
 
 def _answer(v: Verdict) -> tuple[str, float]:
@@ -731,7 +733,7 @@ def _judged(observations: Sequence[Observation], registry: Registry) -> list[_Ju
     net = get_network(registry)
     columns = loss_columns(net)
     return [(ob, net.posteriors(ob.evidence), net.root_log_odds(ob.evidence), columns,
-             net.failing(ob.evidence)) for ob in observations]
+             net.failing(ob.evidence), net.often_unreadable) for ob in observations]
 
 
 def select_share_temperature(judged: Sequence[_Judged], cal: Calibration,
@@ -768,7 +770,7 @@ def _true_label_log_loss(judged: Sequence[_Judged], cal: Calibration, temperatur
 def select_sharp_temperature(judged: Sequence[_Judged], cal: Calibration, temperature: float,
                              candidates: Sequence[float] = SHARE_TEMPERATURES,
                              guard: Callable[[float], bool] | None = None) -> float | None:
-    """The temperature of the root shares below CONFIDENT, above which `temperature`
+    """The temperature of the root shares below CONFIDENT_WRONG, above which `temperature`
     (the confident-answer one, `select_share_temperature`) still rules (`causal.verdict.
     sharpened`): among the `candidates` below `temperature` whose true-label log-loss over
     `judged` is no worse than `temperature`'s alone, and that the `guard` accepts (missing

@@ -49,7 +49,7 @@ class Calibration:
     gradients together), so its shares are sharper than the evidence; T > 1 undoes part of that.
     Fitted by `neuraldbg fit` on the leave-one-family-out log-loss of the true label, under
     bounds on confident wrong answers. `sharp_temperature` (None: the same) tempers the shares
-    of the answers below `causal.verdict.CONFIDENT_ANSWER` (`causal.verdict.sharpened`): the
+    of the answers below `causal.verdict.CONFIDENT_WRONG` (`causal.verdict.sharpened`): the
     bounds are about confident answers, and one flat temperature made every other answer
     under-confident too."""
 

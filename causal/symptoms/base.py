@@ -68,7 +68,10 @@ class Symptom:
     every cause is absent, so it also sets how surprising each state is on its own.
     `fitted_leak_floor` (state -> probability): what `neuraldbg fit` leaves at least in the
     fitted leak, for a state that the fitted healthy runs under-represent by how they were
-    chosen.
+    chosen. `often_unreadable`: a signal many ordinary runs cannot show by how they are made (a
+    loss whose trivial level is unknown, a model too shallow for a depth profile); left
+    unobserved, it does not count as missing evidence that keeps the first answer under
+    `causal.verdict.CONFIDENT_ANSWER`.
     """
 
     name: ClassVar[str]
@@ -76,6 +79,7 @@ class Symptom:
     description: ClassVar[str] = ""
     leak: ClassVar[Mapping[str, float] | None] = None
     fitted_leak_floor: ClassVar[Mapping[str, float]] = MappingProxyType({})
+    often_unreadable: ClassVar[bool] = False
 
     def observe(self, run: Run) -> Mapping[str, float]:
         """The distribution over `states` that `run` shows (use `hard(state)` when certain)."""

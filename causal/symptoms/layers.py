@@ -196,6 +196,7 @@ class InitDepthTrend(Symptom):
     states = ("flat", "growing", "shrinking")
     description = "std of layer outputs against depth at step 0"
     leak = MappingProxyType({"flat": 0.9, "growing": 0.05, "shrinking": 0.05})
+    often_unreadable = True  # fewer than three layers with a scale: 12% of the fitted runs
 
     def observe(self, run: Run) -> Mapping[str, float]:
         _, start = start_stds(run)
@@ -287,6 +288,7 @@ class GradDepth(Symptom):
     description = "gradient norm from the last layer back to the first, at the start"
     leak = MappingProxyType({"flat": 0.86, "vanishing_saturating": 0.01, "vanishing": 0.1,
                              "exploding": 0.03})
+    often_unreadable = True  # too few layers with gradients: 23% of the fitted runs
 
     def observe(self, run: Run) -> Mapping[str, float]:
         start = start_gradients(run)

@@ -510,9 +510,11 @@ def test_select_ess_prefers_the_value_that_predicts_a_left_out_family(reg):
 # ---------------------------------------------------------------- the root-share temperature
 
 
-def _judged(cause: str, shares: dict[str, float]) -> tuple[Observation, dict, dict, dict, float]:
+def _judged(cause: str, shares: dict[str, float]
+            ) -> tuple[Observation, dict, dict, dict, float, frozenset[str]]:
     ob_ = Observation("f", "f", 0, cause, {})
-    return ob_, {c: 0.99 for c in shares}, {c: math.log(s) for c, s in shares.items()}, {}, 0.99
+    return (ob_, {c: 0.99 for c in shares}, {c: math.log(s) for c, s in shares.items()}, {},
+            0.99, frozenset())
 
 
 def test_the_share_temperature_flattens_shares_that_are_sharp_and_often_wrong():
@@ -558,10 +560,10 @@ def test_confident_wrong_answers_are_counted_as_diagnose_gives_them():
     assert found[0][2] > CONFIDENT_WRONG
     assert confident_wrong([right, wrong], Calibration(), 3.0) == []
     ob_ = Observation("f", "f", 0, "healthy", {})
-    alarm = (ob_, {"lr_too_high": 0.99}, {"lr_too_high": 0.0}, {}, 0.99)
+    alarm = (ob_, {"lr_too_high": 0.99}, {"lr_too_high": 0.0}, {}, 0.99, frozenset())
     assert [a for _, a, _ in confident_wrong([alarm], Calibration(), 1.0)] == ["lr_too_high"]
     missed = (Observation("f", "f", 0, "dead_relu", {}), {"dead_relu": 0.01}, {"dead_relu": 0.0},
-              {}, 0.01)
+              {}, 0.01, frozenset())
     assert [a for _, a, _ in confident_wrong([missed], Calibration(), 1.0)] == ["healthy"]
 
 
