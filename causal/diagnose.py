@@ -21,6 +21,7 @@ from causal.hypothesis import Hypothesis
 from causal.registry import REGISTRY, Registry
 from causal.run_queries import first_origin, layer_label, loss_output_at_bound, loss_stall
 from causal.schema.run import Run
+from causal.symptoms.base import unread
 from causal.symptoms.loss_level import TrivialEnd, trivial_end
 from causal.verdict import REPORT_THRESHOLD, Verdict, verdict
 
@@ -386,7 +387,7 @@ def _unseen_lines(run: Run) -> list[str]:
 def shown_state(dist: Mapping[str, float]) -> str:
     """A symptom's most likely state; `unobserved` where the run could not say (every state
     alike: `Symptom.unobserved`), not the first of them."""
-    if len(dist) > 1 and len(set(dist.values())) == 1:
+    if unread(dist):
         return "unobserved"
     return max(dist, key=dist.__getitem__)
 

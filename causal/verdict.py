@@ -92,6 +92,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from causal.network import normalised
+from causal.symptoms.base import unread
 
 if TYPE_CHECKING:
     from causal.network import CausalNetwork
@@ -190,16 +191,9 @@ def sharpened(shares: Mapping[str, float], flat: Mapping[str, float], temperatur
 
 def fully_observed(evidence: Mapping[str, Mapping[str, float]],
                    unreadable: Collection[str] = ()) -> bool:
-    """Whether every signal of `evidence` was read: none is left with every state alike
-    (`Symptom.unobserved`, what a signal the run could not show leaves), but those named in
+    """Whether every signal of `evidence` was read (none `unread`), but those named in
     `unreadable` (`Symptom.often_unreadable`: many ordinary runs cannot show them)."""
-    for name, dist in evidence.items():
-        if name in unreadable:
-            continue
-        values = list(dist.values())
-        if len(values) > 1 and max(values) - min(values) <= 1e-12:
-            return False
-    return True
+    return not any(unread(dist) for name, dist in evidence.items() if name not in unreadable)
 
 
 def judge(present: Mapping[str, float], log_odds: Mapping[str, float],

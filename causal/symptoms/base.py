@@ -60,6 +60,11 @@ def check_states_distribution(
     return out
 
 
+def unread(dist: Mapping[str, float]) -> bool:
+    """Whether `dist` is what `Symptom.unobserved` leaves: every state alike, no reading."""
+    return len(dist) > 1 and len(set(dist.values())) == 1
+
+
 class Symptom:
     """Base class of a symptom: subclass it, set `name`, `states`, `description`, write `observe`.
 
@@ -100,7 +105,7 @@ class Symptom:
 
     def unobserved(self) -> dict[str, float]:
         """What a signal the run does not let us read leaves: every state alike (as virtual
-        evidence, no information at all), never a guess at a state."""
+        evidence, no information at all), never a guess at a state (`unread` tells it)."""
         return {s: 1.0 / len(self.states) for s in self.states}
 
     def graded(self, value: float, cuts: Sequence[tuple[float, str]], below: str,
